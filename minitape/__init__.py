@@ -1,0 +1,18 @@
+"""minitape: a small, readable tape-based reverse-mode autodiff engine on NumPy.
+
+Write `mt.` where TensorFlow's guide writes `tf.` (and `mt.layers.` for
+`tf.keras.layers.`). Reading order for the engine: tensor.py, tape.py,
+registry.py, then ops/ (each op with its gradient rule), custom.py.
+"""
+from . import linalg, math, nn, random  # noqa: F401
+from . import layers  # noqa: F401
+from .custom import custom_gradient, primitive, stop_gradient  # noqa: F401
+from .ops import *  # noqa: F401,F403
+from .ops import range  # noqa: F401
+from .layers import Module  # noqa: F401
+from .registry import NotDifferentiable, RegisterGradient  # noqa: F401
+from .tape import GradientTape, Operation, UnconnectedGradients  # noqa: F401
+from .tensor import (Tensor, TensorSpec, Variable, bool_, constant,  # noqa: F401
+                     convert_to_tensor, float16, float32, float64, int32, int64, string)
+
+__version__ = "0.1.0"

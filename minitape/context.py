@@ -1,0 +1,25 @@
+"""What is active in this thread: the tapes that record and the watchers of variables.
+
+Every op consults this after computing its value, so it is kept tiny. Each thread
+has its own state, so tapes opened in one thread never see another's ops.
+"""
+import threading
+
+
+class _ThreadState(threading.local):
+    def __init__(self):
+        self.tapes = []              # GradientTapes recording now, outermost first
+        self.variable_watchers = []  # lists that collect the variables read (custom_gradient)
+
+
+state = _ThreadState()
+
+
+def variable_accessed(variable):
+    """Called whenever an op reads a Variable: tapes may watch it automatically."""
+    for tape in state.tapes:
+        if tape._watch_accessed_variables and variable.trainable:
+            tape._watch_variable(variable)
+    for seen in state.variable_watchers:
+        if not any(v is variable for v in seen):
+            seen.append(variable)

@@ -1,0 +1,133 @@
+"""Controlling gradients: stop_gradient, custom_gradient and new primitive ops.
+
+- `stop_gradient(x)` returns x's value as a fresh constant: no tape tracks it.
+- `@custom_gradient` runs a function with every tape paused and records the
+  whole call as ONE op of type IdentityN, whose gradient is the `grad_fn` the
+  function returned.
+- `@primitive("MySquare")` turns a NumPy function into an op type; its
+  gradient comes from `@RegisterGradient("MySquare")`.
+"""
+import functools
+import inspect
+
+import numpy as np
+
+from . import nest
+from .context import state, variable_accessed
+from .ops.core import constant_like, tensor_input
+from .tape import record
+from .tensor import Tensor, convert_to_tensor
+
+
+def stop_gradient(input, name=None):
+    """The same value, cut off from the tape: gradients do not flow through it."""
+    return constant_like(tensor_input("stop_gradient", input)._value)
+
+
+def custom_gradient(f=None):
+    """Decorator: `f(*x)` returns `(y, grad_fn)`; `grad_fn(*dy)` returns dx.
+
+    If `f` reads variables, `grad_fn(*dy, variables=...)` must return
+    `(dx, dvariables)`. The gradient function is written with minitape ops, so
+    it can itself be differentiated by an outer tape.
+    """
+    if f is None:
+        return custom_gradient
+
+    @functools.wraps(f)
+    def wrapper(*args, **kwargs):
+        inputs = [convert_to_tensor(a) for a in args]
+        variables = []
+        tapes, state.tapes = state.tapes, []  # run f unrecorded
+        state.variable_watchers.append(variables)
+        try:
+            result, grad_fn = f(*inputs, **kwargs)
+        finally:
+            state.tapes = tapes
+            state.variable_watchers.remove(variables)
+        takes_variables = _accepts_variables(grad_fn)
+        if variables and not takes_variables:
+            raise TypeError(
+                f"custom_gradient {f.__name__}: the function reads variables "
+                f"{[v.name for v in variables]}, so its gradient function must accept "
+                "a keyword argument `variables` and return (input_grads, variable_grads)")
+        outputs = [Tensor(convert_to_tensor(y)._value) for y in nest.flatten(result)]
+        for v in variables:
+            variable_accessed(v)  # now the tapes may watch them
+        reads = [_snapshot(v) for v in variables]
+        rule = _custom_rule(f.__name__, grad_fn, len(inputs), variables)
+        if state.tapes:
+            record("IdentityN", tuple(inputs + reads), tuple(outputs),
+                   {"_custom_rule": rule, "num_inputs": len(inputs)}, f.__name__)
+        return nest.pack_like(result, outputs) if nest.is_nested(result) else outputs[0]
+
+    return wrapper
+
+
+def _accepts_variables(fn):
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return False
+    return "variables" in params or any(
+        p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+
+
+def _snapshot(variable):
+    t = Tensor.__new__(Tensor)
+    t._value, t._id = variable._value, variable._id
+    return t
+
+
+def _custom_rule(fn_name, grad_fn, n_inputs, variables):
+    """Adapt `grad_fn` to the registry's `rule(op, *grads)` signature."""
+    def rule(op, *grads):
+        if not variables:
+            return grad_fn(*grads)
+        result = grad_fn(*grads, variables=variables)
+        if not (isinstance(result, (list, tuple)) and len(result) == 2):
+            raise ValueError(f"custom_gradient {fn_name}: with variables, the gradient "
+                             "function must return (input_grads, variable_grads)")
+        input_grads, var_grads = result
+        input_grads = list(input_grads) if isinstance(input_grads, (list, tuple)) \
+            else [input_grads]
+        var_grads = list(var_grads) if isinstance(var_grads, (list, tuple)) else [var_grads]
+        if len(var_grads) != len(variables):
+            raise ValueError(f"custom_gradient {fn_name}: the gradient function returned "
+                             f"{len(var_grads)} variable gradient(s) for {len(variables)} "
+                             "variable(s)")
+        return input_grads + var_grads
+    return rule
+
+
+def primitive(op_type):
+    """Decorator turning a function of NumPy arrays into a minitape op type.
+
+        @mt.primitive("MySquare")
+        def my_square(x):
+            return x * x
+
+    Keyword arguments become the op's attributes (`op.get_attr(name)`). Give it a
+    gradient with `@mt.RegisterGradient("MySquare")`.
+    """
+    def decorate(fn):
+        @functools.wraps(fn)
+        def op(*args, **attrs):
+            inputs = tuple(x if isinstance(x, Tensor) else convert_to_tensor(x)
+                           for x in args)
+            try:
+                value = fn(*[x._value for x in inputs], **attrs)
+            except Exception as e:
+                e.add_note(f"(raised by primitive op {op_type} on inputs of shapes "
+                           f"{[x.shape for x in inputs]} and dtypes "
+                           f"{[str(x.dtype) for x in inputs]})")
+                raise
+            many = isinstance(value, (tuple, list))
+            outputs = tuple(Tensor(np.asarray(v)) for v in (value if many else (value,)))
+            if state.tapes:
+                record(op_type, inputs, outputs, dict(attrs) or None, op_type)
+            return list(outputs) if many else outputs[0]
+        op.op_type = op_type
+        return op
+    return decorate
+

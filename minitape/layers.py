@@ -1,0 +1,169 @@
+"""Modules and layers: `mt.Module`, `mt.layers.Dense`, `mt.layers.BatchNormalization`.
+
+A Module finds its variables by looking at its attributes (and at modules,
+lists and dicts stored there), in the order they were set.
+"""
+import numpy as np
+
+from . import random as _random
+from .ops.elementwise import sqrt
+from .ops.linalg import matmul
+from .ops.reductions import reduce_mean
+from .tensor import Variable, convert_to_tensor
+
+
+class Module:
+    """A container of variables and sub-modules (TensorFlow's `tf.Module`)."""
+
+    def __init__(self, name=None):
+        self._name = name or _snake(type(self).__name__)
+
+    @property
+    def name(self):
+        return getattr(self, "_name", _snake(type(self).__name__))
+
+    @property
+    def variables(self):
+        return tuple(self._collect(lambda v: True))
+
+    @property
+    def trainable_variables(self):
+        return tuple(self._collect(lambda v: v.trainable))
+
+    @property
+    def non_trainable_variables(self):
+        return tuple(self._collect(lambda v: not v.trainable))
+
+    @property
+    def submodules(self):
+        found, stack = [], list(reversed(_children(self)))
+        while stack:
+            item = stack.pop()
+            if isinstance(item, Module) and not any(item is m for m in found):
+                found.append(item)
+                stack.extend(reversed(_children(item)))
+        return tuple(found)
+
+    def _collect(self, keep):
+        found, seen, stack = [], set(), list(reversed(_children(self)))
+        while stack:  # depth first, in attribute order, without recursion
+            item = stack.pop()
+            if id(item) in seen:
+                continue
+            seen.add(id(item))
+            if isinstance(item, Variable):
+                if keep(item):
+                    found.append(item)
+            elif isinstance(item, Module):
+                stack.extend(reversed(_children(item)))
+        return found
+
+
+def _children(obj):
+    """Variables and modules directly inside obj (through lists, tuples, dicts)."""
+    out, stack = [], [v for k, v in reversed(list(vars(obj).items()))
+                      if not k.startswith("__")]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, (Variable, Module)):
+            out.append(item)
+        elif isinstance(item, (list, tuple)):
+            stack.extend(reversed(item))
+        elif isinstance(item, dict):
+            stack.extend(reversed(list(item.values())))
+    return out
+
+
+def _snake(name):
+    return "".join("_" + c.lower() if c.isupper() and i else c.lower()
+                   for i, c in enumerate(name))
+
+
+class Layer(Module):
+    """A module that builds its variables on first call, when it sees the input."""
+
+    _counts = {}
+
+    def __init__(self, name=None):
+        if name is None:
+            base = _snake(type(self).__name__)
+            n = Layer._counts.get(base, 0)
+            Layer._counts[base] = n + 1
+            name = base if n == 0 else f"{base}_{n}"
+        super().__init__(name)
+        self.built = False
+
+    def __call__(self, inputs, *args, **kwargs):
+        x = convert_to_tensor(inputs)
+        if not self.built:
+            self.build(x.shape)
+            self.built = True
+        return self.call(x, *args, **kwargs)
+
+
+class Dense(Layer):
+    """activation(x @ kernel + bias), with a Glorot-uniform kernel drawn from
+    the seeded generator (`mt.random.set_seed`) and a zero bias."""
+
+    def __init__(self, units, activation=None, use_bias=True, name=None):
+        super().__init__(name)
+        self.units = int(units)
+        self.activation = activation
+        self.use_bias = use_bias
+
+    def build(self, input_shape):
+        if len(input_shape) < 1:
+            raise ValueError(f"Dense: needs inputs of rank >= 1, got shape {input_shape}")
+        fan_in = int(input_shape[-1])
+        limit = np.sqrt(6.0 / (fan_in + self.units))
+        values = _random.generator().uniform(-limit, limit, (fan_in, self.units))
+        self.kernel = Variable(values.astype(np.float32), name=f"{self.name}/kernel")
+        if self.use_bias:
+            self.bias = Variable(np.zeros(self.units, np.float32), name=f"{self.name}/bias")
+
+    def call(self, x):
+        if x.shape[-1] != self.kernel.shape[0]:
+            raise ValueError(f"Dense {self.name}: expected inputs with last dimension "
+                             f"{self.kernel.shape[0]}, got shape {x.shape}")
+        y = matmul(x, self.kernel) if x.ndim >= 2 else matmul(x[None], self.kernel)[0]
+        if self.use_bias:
+            y = y + self.bias
+        return self.activation(y) if self.activation is not None else y
+
+
+class BatchNormalization(Layer):
+    """Normalise each feature over the batch (training=True) or with the moving
+    averages (training=False), then scale by gamma and shift by beta.
+
+    In training mode every output depends on every example in the batch: the
+    guide uses this to show what `batch_jacobian` gets wrong.
+    """
+
+    def __init__(self, axis=-1, momentum=0.99, epsilon=1e-3, name=None):
+        super().__init__(name)
+        self.axis, self.momentum, self.epsilon = axis, momentum, epsilon
+
+    def build(self, input_shape):
+        n = int(input_shape[self.axis])
+        self.gamma = Variable(np.ones(n, np.float32), name=f"{self.name}/gamma")
+        self.beta = Variable(np.zeros(n, np.float32), name=f"{self.name}/beta")
+        self.moving_mean = Variable(np.zeros(n, np.float32), trainable=False,
+                                    name=f"{self.name}/moving_mean")
+        self.moving_variance = Variable(np.ones(n, np.float32), trainable=False,
+                                        name=f"{self.name}/moving_variance")
+
+    def call(self, x, training=False):
+        axes = [i for i in range(x.ndim) if i != self.axis % x.ndim]
+        if training:
+            mean = reduce_mean(x, axis=axes)
+            centred = x - mean
+            variance = reduce_mean(centred * centred, axis=axes)
+            m = self.momentum
+            self.moving_mean.assign(self.moving_mean.numpy() * m + mean.numpy() * (1 - m))
+            self.moving_variance.assign(self.moving_variance.numpy() * m
+                                        + variance.numpy() * (1 - m))
+        else:
+            centred = x - self.moving_mean
+            variance = self.moving_variance
+        return centred / sqrt(variance + self.epsilon) * self.gamma + self.beta
+

@@ -1,0 +1,2 @@
+"""`mt.linalg`: linear algebra."""
+from .ops import einsum, eye, inv, matmul, matrix_transpose, norm, solve  # noqa: F401

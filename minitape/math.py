@@ -1,0 +1,6 @@
+"""`mt.math`: TensorFlow's math namespace."""
+from .ops import (abs, add, cos, divide, equal, exp, floor, greater,  # noqa: F401
+                  greater_equal, less, less_equal, log, maximum, minimum, multiply,
+                  negative, not_equal, pow, reduce_max, reduce_mean, reduce_min,
+                  reduce_prod, reduce_sum, round, sigmoid, sign, sin, softplus, sqrt,
+                  square, subtract, tanh)

@@ -1,0 +1,2 @@
+"""`mt.nn`: activations."""
+from .ops import elu, log_softmax, relu, sigmoid, softmax, softplus, tanh  # noqa: F401

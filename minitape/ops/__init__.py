@@ -1,0 +1,39 @@
+"""All built-in ops, and the Python operators (`+`, `*`, `@`, `[]`, ...) that
+Tensor and Variable get from them."""
+from ..tensor import Tensor, Variable, convert_to_tensor  # noqa: F401
+from .clip import clip_by_norm, clip_by_value  # noqa: F401
+from .creation import eye, fill, linspace, ones, ones_like, range, zeros, zeros_like  # noqa: F401
+from .elementwise import (abs, add, cast, cos, divide, equal, exp, floor,  # noqa: F401
+                          greater, greater_equal, less, less_equal, log, maximum,
+                          minimum, multiply, negative, not_equal, pow, round, sign, sin,
+                          sqrt, square, subtract, tanh, where)
+from .linalg import einsum, inv, matmul, solve  # noqa: F401
+from .nn import elu, log_softmax, relu, sigmoid, softmax, softplus  # noqa: F401
+from .reductions import (norm, reduce_max, reduce_mean, reduce_min,  # noqa: F401
+                         reduce_prod, reduce_sum)
+from .shapes import (broadcast_to, concat, expand_dims, getitem, identity,  # noqa: F401
+                     matrix_transpose, pad, reshape, shape, size, squeeze, stack,
+                     transpose, unstack)
+
+
+def _swap(fn):
+    return lambda self, other: fn(other, self)
+
+
+_OPERATORS = {
+    "__add__": add, "__radd__": _swap(add),
+    "__sub__": subtract, "__rsub__": _swap(subtract),
+    "__mul__": multiply, "__rmul__": _swap(multiply),
+    "__truediv__": divide, "__rtruediv__": _swap(divide),
+    "__pow__": pow, "__rpow__": _swap(pow),
+    "__matmul__": matmul, "__rmatmul__": _swap(matmul),
+    "__neg__": negative, "__abs__": abs,
+    "__getitem__": getitem,
+    "__lt__": less, "__le__": less_equal, "__gt__": greater, "__ge__": greater_equal,
+    "__eq__": equal, "__ne__": not_equal,
+}
+
+for _name, _fn in _OPERATORS.items():
+    setattr(Tensor, _name, _fn)
+    setattr(Variable, _name, _fn)
+Tensor.__pos__ = Variable.__pos__ = lambda self: self

@@ -1,0 +1,211 @@
+"""Linear algebra: matmul, solve, inv and einsum, with their gradient rules.
+
+All of them accept leading batch dimensions, so their rules also accept a
+leading batch of upstream gradients (vectorised jacobians) through NumPy's
+broadcasting of matmul and solve.
+"""
+import string
+
+import numpy as np
+
+from ..registry import RegisterGradient, batch_ndim, needs_gradient
+from .core import constant_like, emit, float_input, operands, tensor_input, unbroadcast
+from .shapes import matrix_transpose
+
+
+def matmul(a, b, transpose_a=False, transpose_b=False, name=None):
+    """Matrix product of the last two axes (rank >= 2; leading axes broadcast)."""
+    a, b = operands("matmul", a, b)
+    if a.ndim < 2 or b.ndim < 2:
+        raise ValueError(f"matmul: both operands need rank >= 2, got shapes {a.shape} "
+                         f"and {b.shape}")
+    av = np.swapaxes(a._value, -1, -2) if transpose_a else a._value
+    bv = np.swapaxes(b._value, -1, -2) if transpose_b else b._value
+    if av.shape[-1] != bv.shape[-2]:
+        raise ValueError(f"matmul: shapes {a.shape} and {b.shape} are incompatible "
+                         f"(transpose_a={transpose_a}, transpose_b={transpose_b}): "
+                         f"inner dimensions {av.shape[-1]} and {bv.shape[-2]} differ")
+    try:
+        value = np.matmul(av, bv)
+    except ValueError:
+        raise ValueError(f"matmul: the batch dimensions of {a.shape} and {b.shape} "
+                         "cannot be broadcast together") from None
+    attrs = {"transpose_a": bool(transpose_a), "transpose_b": bool(transpose_b)}
+    return emit("MatMul", value, (a, b), attrs, name)
+
+
+@RegisterGradient("MatMul", batch_safe=True)
+def _matmul_grad(op, grad):
+    """For z = a @ b: dz/da = grad @ b^T and dz/db = a^T @ grad. With the
+    transpose flags (z = op(a) @ op(b)) the same products are arranged so that
+    no separate transpose op is needed:
+        ta=False: da = grad @ op(b)^T        ta=True: da = op(b) @ grad^T
+        tb=False: db = op(a)^T @ grad        tb=True: db = grad^T @ op(a)
+    """
+    a, b = op.inputs
+    ta, tb = op.attrs["transpose_a"], op.attrs["transpose_b"]
+    ga = gb = None
+    if needs_gradient(op, 0):
+        if not ta:
+            ga = matmul(grad, b, transpose_b=not tb)
+        else:
+            ga = matmul(b, grad, transpose_a=tb, transpose_b=True)
+    if needs_gradient(op, 1):
+        if not tb:
+            gb = matmul(a, grad, transpose_a=not ta)
+        else:
+            gb = matmul(grad, a, transpose_a=True, transpose_b=ta)
+    nb = batch_ndim(op, grad)
+    return (None if ga is None else unbroadcast(ga, a.shape, nb),
+            None if gb is None else unbroadcast(gb, b.shape, nb))
+
+
+def _check_square(op_name, m):
+    if m.ndim < 2 or m.shape[-1] != m.shape[-2]:
+        raise ValueError(f"{op_name}: needs square matrices in the last two axes, "
+                         f"got shape {m.shape}")
+
+
+def solve(matrix, rhs, adjoint=False, name=None):
+    """X with matrix @ X = rhs (or matrix^T @ X = rhs when adjoint)."""
+    a, b = operands("linalg.solve", matrix, rhs)
+    float_input("linalg.solve", a)
+    _check_square("linalg.solve", a)
+    if b.ndim < 2 or b.shape[-2] != a.shape[-1]:
+        raise ValueError(f"linalg.solve: rhs must have shape (..., {a.shape[-1]}, K) "
+                         f"for a matrix of shape {a.shape}, got {b.shape}")
+    av = np.swapaxes(a._value, -1, -2) if adjoint else a._value
+    try:
+        value = np.linalg.solve(av, b._value)
+    except np.linalg.LinAlgError as e:
+        raise np.linalg.LinAlgError(f"linalg.solve: matrix of shape {a.shape}: {e}") from None
+    except ValueError:
+        raise ValueError(f"linalg.solve: the batch dimensions of {a.shape} and "
+                         f"{b.shape} cannot be broadcast together") from None
+    return emit("MatrixSolve", value.astype(a.dtype, copy=False), (a, b),
+                {"adjoint": bool(adjoint)}, name)
+
+
+@RegisterGradient("MatrixSolve", batch_safe=True)
+def _solve_grad(op, grad):
+    """X = A^-1 B: dB = A^-T grad (one more solve), dA = -dB X^T."""
+    a, b = op.inputs
+    x = op.outputs[0]
+    adjoint = op.attrs["adjoint"]
+    gb = solve(a, grad, adjoint=not adjoint)
+    ga = None
+    if needs_gradient(op, 0):
+        ga = -matmul(x, gb, transpose_b=True) if adjoint else -matmul(gb, x, transpose_b=True)
+    nb = batch_ndim(op, grad)
+    return (None if ga is None else unbroadcast(ga, a.shape, nb),
+            unbroadcast(gb, b.shape, nb))
+
+
+def inv(input, adjoint=False, name=None):
+    a = float_input("linalg.inv", input)
+    _check_square("linalg.inv", a)
+    try:
+        value = np.linalg.inv(a._value)
+    except np.linalg.LinAlgError as e:
+        raise np.linalg.LinAlgError(f"linalg.inv: matrix of shape {a.shape}: {e}") from None
+    out = emit("MatrixInverse", value.astype(a.dtype, copy=False), (a,), None, name)
+    return matrix_transpose(out) if adjoint else out
+
+
+@RegisterGradient("MatrixInverse", batch_safe=True)
+def _inv_grad(op, grad):
+    """d(A^-1) = -A^-1 dA A^-1, so dA = -A^-T grad A^-T."""
+    ainv = op.outputs[0]
+    return -matmul(matmul(ainv, grad, transpose_a=True), ainv, transpose_b=True)
+
+
+# --- einsum ------------------------------------------------------------------
+
+_LETTERS = string.ascii_letters
+
+
+def _parse_equation(equation, ndims):
+    """Explicit subscripts for each input and the output, with '...' replaced
+    by fresh letters, e.g. 'bxby->bxy' -> (['bxby'], 'bxy')."""
+    eq = equation.replace(" ", "")
+    lhs, arrow, out = eq.partition("->")
+    ins = lhs.split(",")
+    if len(ins) != len(ndims):
+        raise ValueError(f"einsum: equation {equation!r} names {len(ins)} operand(s), "
+                         f"got {len(ndims)}")
+    used = set(eq) - set(".,->")
+    fresh = [c for c in _LETTERS if c not in used]
+    n_ell = max([nd - (len(s) - 3) for s, nd in zip(ins, ndims) if "..." in s] or [0])
+    ell = "".join(fresh[:n_ell])
+    expanded = []
+    for s, nd in zip(ins, ndims):
+        if "..." in s:
+            k = nd - (len(s) - 3)
+            s = s.replace("...", ell[n_ell - k:] if k else "")
+        if len(s) != nd or not all(c in _LETTERS for c in s):
+            raise ValueError(f"einsum: subscripts {s!r} do not fit an operand of rank {nd} "
+                             f"in {equation!r}")
+        expanded.append(s)
+    if not arrow:  # implicit output: the letters used once, in alphabetical order
+        joined = "".join(expanded)
+        out = ell + "".join(sorted(c for c in set(joined) if joined.count(c) == 1
+                                   and c not in ell))
+    else:
+        out = out.replace("...", ell)
+    return expanded, out
+
+
+def einsum(equation, *inputs, name=None, **kwargs):
+    """Einstein summation, e.g. `mt.einsum('bxby->bxy', j)` (repeated letters
+    in an input take a diagonal)."""
+    xs = [tensor_input("einsum", x) for x in inputs]
+    if len({x.dtype for x in xs}) > 1:
+        raise TypeError(f"einsum: operands have different dtypes "
+                        f"{[str(x.dtype) for x in xs]}")
+    ins, out = _parse_equation(equation, [x.ndim for x in xs])
+    explicit = ",".join(ins) + "->" + out
+    try:
+        value = np.einsum(explicit, *[x._value for x in xs])
+    except ValueError as e:
+        raise ValueError(f"einsum: {equation!r} does not fit shapes "
+                         f"{[x.shape for x in xs]}: {e}") from None
+    return emit("Einsum", np.asarray(value), tuple(xs),
+                {"equation": explicit, "inputs": ins, "output": out}, name)
+
+
+@RegisterGradient("Einsum", batch_safe=True)
+def _einsum_grad(op, grad):
+    """The gradient for input i is itself an einsum: of the upstream gradient
+    with every other input, producing input i's subscripts. Two fix-ups:
+    a letter only input i has (summed away by it alone) comes back through a
+    vector of ones, and a repeated letter (a diagonal, as in 'bxby') is written
+    out through an identity matrix."""
+    ins, out = op.attrs["inputs"], op.attrs["output"]
+    used = set("".join(ins) + out)
+    fresh = iter([c for c in _LETTERS if c not in used])
+    batch = "".join(next(fresh) for _ in range(batch_ndim(op, grad)))
+    sizes = {c: n for s, x in zip(ins, op.inputs) for c, n in zip(s, x.shape)}
+    dtype = grad.dtype
+    grads = []
+    for i, sub in enumerate(ins):
+        if not needs_gradient(op, i):
+            grads.append(None)
+            continue
+        terms = [(batch + out, grad)] + [(s, x) for j, (s, x) in
+                                         enumerate(zip(ins, op.inputs)) if j != i]
+        present = set("".join(s for s, _ in terms))
+        for c in dict.fromkeys(sub):
+            if c not in present:
+                terms.append((c, constant_like(np.ones(sizes[c], dtype))))
+        result, seen = "", set()
+        for c in sub:
+            if c in seen:
+                d = next(fresh)
+                terms.append((c + d, constant_like(np.eye(sizes[c], dtype=dtype))))
+                result += d
+            else:
+                seen.add(c)
+                result += c
+        equation = ",".join(s for s, _ in terms) + "->" + batch + result
+        grads.append(einsum(equation, *[t for _, t in terms]))
+    return grads

@@ -1,0 +1,88 @@
+"""Neural-network activations and softmax, with their gradient rules.
+
+Each rule reuses the op's output where the math allows (sigmoid' = y(1-y),
+tanh' = 1-y^2, elu' = y+1 for x<0): the output is on the tape anyway.
+"""
+import numpy as np
+
+from ..registry import RegisterGradient
+from .core import constant_like, emit, float_input
+from .elementwise import exp, where
+from .reductions import reduce_sum
+
+
+def sigmoid(x, name=None):
+    """1 / (1 + exp(-x)), computed without overflow for large |x|."""
+    x = float_input("sigmoid", x)
+    v = x._value
+    e = np.exp(-np.abs(v))
+    value = np.where(v >= 0, 1 / (1 + e), e / (1 + e)).astype(v.dtype, copy=False)
+    return emit("Sigmoid", value[()] if value.ndim == 0 else value, (x,), None, name)
+
+
+@RegisterGradient("Sigmoid", batch_safe=True)
+def _sigmoid_grad(op, grad):
+    y = op.outputs[0]
+    return grad * (y * (1 - y))
+
+
+def relu(features, name=None):
+    x = float_input("relu", features)
+    return emit("Relu", np.maximum(x._value, 0), (x,), None, name)
+
+
+@RegisterGradient("Relu", batch_safe=True)
+def _relu_grad(op, grad):
+    x = op.inputs[0]._value
+    return grad * constant_like((x > 0).astype(x.dtype))
+
+
+def elu(features, name=None):
+    """x for x > 0, exp(x) - 1 otherwise."""
+    x = float_input("elu", features)
+    v = x._value
+    value = np.where(v > 0, v, np.expm1(np.minimum(v, 0))).astype(v.dtype, copy=False)
+    return emit("Elu", value, (x,), None, name)
+
+
+@RegisterGradient("Elu", batch_safe=True)
+def _elu_grad(op, grad):
+    positive = constant_like(op.inputs[0]._value > 0)
+    return where(positive, grad, grad * (op.outputs[0] + 1))
+
+
+def softplus(features, name=None):
+    """log(1 + exp(x)), without overflow."""
+    x = float_input("softplus", features)
+    return emit("Softplus", np.logaddexp(x._value, 0).astype(x.dtype, copy=False), (x,),
+                None, name)
+
+
+@RegisterGradient("Softplus", batch_safe=True)
+def _softplus_grad(op, grad):
+    return grad * sigmoid(op.inputs[0])
+
+
+def softmax(logits, axis=-1, name=None):
+    x = float_input("softmax", logits)
+    axis = int(axis)
+    if not -x.ndim <= axis < x.ndim:
+        raise ValueError(f"softmax: axis {axis} is out of range for shape {x.shape}")
+    axis = axis - x.ndim  # negative: leading batch dims of gradients never shift it
+    e = np.exp(x._value - np.max(x._value, axis=axis, keepdims=True))
+    return emit("Softmax", e / np.sum(e, axis=axis, keepdims=True), (x,), {"axis": axis},
+                name)
+
+
+@RegisterGradient("Softmax", batch_safe=True)
+def _softmax_grad(op, grad):
+    y = op.outputs[0]
+    axis = op.attrs["axis"]
+    return y * (grad - reduce_sum(grad * y, axis=axis, keepdims=True))
+
+
+def log_softmax(logits, axis=-1, name=None):
+    x = float_input("log_softmax", logits)
+    shifted = x - constant_like(np.max(x._value, axis=int(axis), keepdims=True))
+    from .elementwise import log
+    return shifted - log(reduce_sum(exp(shifted), axis=axis, keepdims=True))

@@ -1,0 +1,287 @@
+"""Shape ops: reshape, transpose, broadcast, pad, concat, stack, slicing.
+
+They move numbers around without changing them, so each gradient moves the
+upstream gradient back: reshape it back, transpose it back, slice out the
+padding, split the concatenation, scatter a slice into zeros. Leading batch
+dims of `grad` (vectorised jacobians) are carried along untouched.
+"""
+import numpy as np
+
+from ..registry import RegisterGradient, batch_ndim
+from ..tensor import Tensor
+from .core import constant_like, emit, normalize_axes, tensor_input, unbroadcast
+
+
+def _shape_arg(op_name, shape):
+    """A shape given as a list, tuple or tensor, whose entries may be tensors."""
+    if isinstance(shape, (Tensor, np.ndarray)):
+        shape = np.asarray(shape).reshape(-1).tolist()
+    elif not isinstance(shape, (list, tuple)):
+        shape = [shape]
+    try:
+        return tuple(int(s) for s in shape)
+    except (TypeError, ValueError):
+        raise TypeError(f"{op_name}: the shape must hold integers, got {shape!r}") from None
+
+
+def reshape(tensor, shape, name=None):
+    x = tensor_input("reshape", tensor)
+    shape = _shape_arg("reshape", shape)
+    if shape == x.shape:
+        return x
+    try:
+        value = x._value.reshape(shape)
+    except ValueError:
+        raise ValueError(f"reshape: cannot reshape a tensor of shape {x.shape} "
+                         f"({x.size} elements) into shape {list(shape)}") from None
+    return emit("Reshape", value, (x,), None, name)
+
+
+@RegisterGradient("Reshape", batch_safe=True)
+def _reshape_grad(op, grad):
+    nb = batch_ndim(op, grad)
+    return reshape(grad, grad.shape[:nb] + op.inputs[0].shape)
+
+
+def transpose(a, perm=None, name=None):
+    x = tensor_input("transpose", a)
+    perm = tuple(range(x.ndim))[::-1] if perm is None else _shape_arg("transpose", perm)
+    if sorted(perm) != list(range(x.ndim)):
+        raise ValueError(f"transpose: perm {list(perm)} is not a permutation of the "
+                         f"{x.ndim} axes of a tensor of shape {x.shape}")
+    return emit("Transpose", np.transpose(x._value, perm), (x,), {"perm": perm}, name)
+
+
+@RegisterGradient("Transpose", batch_safe=True)
+def _transpose_grad(op, grad):
+    nb = batch_ndim(op, grad)
+    inverse = np.argsort(op.attrs["perm"])
+    return transpose(grad, tuple(range(nb)) + tuple(nb + int(i) for i in inverse))
+
+
+def matrix_transpose(a, name=None):
+    """Swap the last two axes."""
+    x = tensor_input("matrix_transpose", a)
+    if x.ndim < 2:
+        raise ValueError(f"matrix_transpose: needs rank >= 2, got shape {x.shape}")
+    perm = tuple(range(x.ndim - 2)) + (x.ndim - 1, x.ndim - 2)
+    return transpose(x, perm, name)
+
+
+def broadcast_to(input, shape, name=None):
+    x = tensor_input("broadcast_to", input)
+    shape = _shape_arg("broadcast_to", shape)
+    if shape == x.shape:
+        return x
+    try:
+        value = np.broadcast_to(x._value, shape)
+    except ValueError:
+        raise ValueError(f"broadcast_to: cannot broadcast shape {x.shape} to "
+                         f"{list(shape)}") from None
+    return emit("BroadcastTo", value, (x,), None, name)
+
+
+@RegisterGradient("BroadcastTo", batch_safe=True)
+def _broadcast_to_grad(op, grad):
+    return unbroadcast(grad, op.inputs[0].shape, batch_ndim(op, grad))
+
+
+def expand_dims(input, axis, name=None):
+    x = tensor_input("expand_dims", input)
+    axis = int(axis)
+    if not -x.ndim - 1 <= axis <= x.ndim:
+        raise ValueError(f"expand_dims: axis {axis} is out of range for shape {x.shape}")
+    axis = axis % (x.ndim + 1)
+    return reshape(x, x.shape[:axis] + (1,) + x.shape[axis:], name)
+
+
+def squeeze(input, axis=None, name=None):
+    x = tensor_input("squeeze", input)
+    if axis is None:
+        axes = [i for i, n in enumerate(x.shape) if n == 1]
+    else:
+        axes = normalize_axes("squeeze", axis, x.ndim)
+        bad = [a for a in axes if x.shape[a] != 1]
+        if bad:
+            raise ValueError(f"squeeze: axis {bad[0]} of shape {x.shape} is not 1")
+    return reshape(x, tuple(n for i, n in enumerate(x.shape) if i not in axes), name)
+
+
+def identity(input, name=None):
+    x = tensor_input("identity", input)
+    return emit("Identity", x._value, (x,), None, name)
+
+
+@RegisterGradient("Identity", batch_safe=True)
+def _identity_grad(op, grad):
+    return grad
+
+
+def pad(tensor, paddings, mode="CONSTANT", constant_values=0, name=None):
+    """Pad with `constant_values` (which may be a scalar tensor); only the
+    input gets a gradient."""
+    x = tensor_input("pad", tensor)
+    if str(mode).upper() != "CONSTANT":
+        raise NotImplementedError(f"pad: only mode='CONSTANT' is supported, got {mode!r}")
+    widths = np.asarray(paddings).astype(np.int64)
+    if widths.shape != (x.ndim, 2) or (widths < 0).any():
+        raise ValueError(f"pad: paddings must be {x.ndim} pairs of non-negative "
+                         f"integers for a tensor of shape {x.shape}, got "
+                         f"{np.asarray(paddings).tolist()}")
+    widths = tuple((int(a), int(b)) for a, b in widths)
+    fill = np.asarray(constant_values, dtype=x.dtype)
+    value = np.pad(x._value, widths, constant_values=fill)
+    return emit("PadV2", value, (x,), {"paddings": widths}, name)
+
+
+@RegisterGradient("PadV2", batch_safe=True)
+def _pad_grad(op, grad):
+    nb = batch_ndim(op, grad)
+    inner = tuple(slice(a, a + n) for (a, _), n in zip(op.attrs["paddings"],
+                                                        op.inputs[0].shape))
+    return grad[(slice(None),) * nb + inner]
+
+
+def concat(values, axis, name=None):
+    xs = [tensor_input("concat", v) for v in values]
+    if not xs:
+        raise ValueError("concat: needs at least one tensor")
+    axis = normalize_axes("concat", axis, xs[0].ndim)[0]
+    dtypes = {x.dtype for x in xs}
+    if len(dtypes) > 1:
+        raise TypeError(f"concat: all tensors must have one dtype, got {sorted(map(str, dtypes))}")
+    try:
+        value = np.concatenate([x._value for x in xs], axis=axis)
+    except ValueError:
+        raise ValueError(f"concat: shapes {[x.shape for x in xs]} differ outside "
+                         f"axis {axis}") from None
+    return emit("ConcatV2", value, tuple(xs), {"axis": axis}, name)
+
+
+@RegisterGradient("ConcatV2", batch_safe=True)
+def _concat_grad(op, grad):
+    nb = batch_ndim(op, grad)
+    axis = op.attrs["axis"]
+    grads, start = [], 0
+    for x in op.inputs:
+        n = x.shape[axis]
+        grads.append(grad[(slice(None),) * (nb + axis) + (slice(start, start + n),)])
+        start += n
+    return grads
+
+
+def stack(values, axis=0, name=None):
+    xs = [tensor_input("stack", v) for v in values]
+    if not xs:
+        raise ValueError("stack: needs at least one tensor")
+    if len({x.shape for x in xs}) > 1 or len({x.dtype for x in xs}) > 1:
+        raise ValueError(f"stack: all tensors must have one shape and dtype, got "
+                         f"{[(x.shape, str(x.dtype)) for x in xs]}")
+    axis = int(axis)
+    if not -xs[0].ndim - 1 <= axis <= xs[0].ndim:
+        raise ValueError(f"stack: axis {axis} is out of range for shape {xs[0].shape}")
+    axis %= xs[0].ndim + 1
+    value = np.stack([x._value for x in xs], axis=axis)
+    return emit("Pack", value, tuple(xs), {"axis": axis}, name)
+
+
+@RegisterGradient("Pack", batch_safe=True)
+def _stack_grad(op, grad):
+    nb = batch_ndim(op, grad)
+    lead = (slice(None),) * (nb + op.attrs["axis"])
+    return [grad[lead + (i,)] for i in range(len(op.inputs))]
+
+
+def unstack(value, axis=0, name=None):
+    x = tensor_input("unstack", value)
+    axis = normalize_axes("unstack", axis, x.ndim)[0]
+    lead = (slice(None),) * axis
+    return [x[lead + (i,)] for i in range(x.shape[axis])]
+
+
+# --- indexing: x[index] ------------------------------------------------------
+
+def _index_arg(index):
+    """Normalise an index: a tuple whose tensors and lists became NumPy arrays."""
+    if not isinstance(index, tuple):
+        index = (index,)
+    out = []
+    for item in index:
+        if isinstance(item, Tensor):
+            item = item._value
+        if isinstance(item, (list, np.ndarray)):
+            item = np.asarray(item)
+        elif isinstance(item, np.generic) and item.dtype.kind in "iu":
+            item = int(item)
+        out.append(item)
+    return tuple(out)
+
+
+def _separated_arrays(index):
+    """NumPy moves array-indexed axes to the front when arrays are separated by
+    slices; batch dims in front would then move too, so such indices are
+    scattered one batch row at a time."""
+    where = [i for i, item in enumerate(index) if isinstance(item, np.ndarray)]
+    return len(where) > 1 and where[-1] - where[0] != len(where) - 1
+
+
+def getitem(tensor, index):
+    """`tensor[index]`: basic and advanced NumPy indexing, differentiable."""
+    x = tensor_input("getitem", tensor)
+    index = _index_arg(index)
+    try:
+        value = x._value[index]
+    except (IndexError, TypeError, ValueError) as e:
+        raise type(e)(f"getitem: cannot index a tensor of shape {x.shape} with "
+                      f"{index!r}: {e}") from None
+    return emit("StridedSlice", value, (x,), {"index": index}, None)
+
+
+@RegisterGradient("StridedSlice", batch_safe=True)
+def _getitem_grad(op, grad):
+    return _scatter(grad, op.attrs["index"], op.inputs[0].shape, batch_ndim(op, grad))
+
+
+def _scatter(grad, index, shape, nb):
+    """Zeros of `shape` (plus batch dims) with `grad` added at `index`."""
+    g = tensor_input("scatter", grad)
+    return emit("StridedSliceGrad", _scatter_value(g._value, index, shape, nb), (g,),
+                {"index": index, "shape": shape, "batch_ndim": nb}, None)
+
+
+def _scatter_value(g, index, shape, nb):
+    batch = g.shape[:nb]
+    out = np.zeros(batch + shape, dtype=g.dtype)
+    if not any(isinstance(item, np.ndarray) for item in index):
+        out[(slice(None),) * nb + index] = g  # basic indexing: no repeats
+    elif nb and _separated_arrays(index):
+        for b in np.ndindex(*batch):
+            np.add.at(out[b], index, g[b])
+    else:
+        np.add.at(out, (slice(None),) * nb + index, g)  # repeated indices add up
+    return out
+
+
+@RegisterGradient("StridedSliceGrad", batch_safe=True)
+def _scatter_grad(op, grad):
+    lead = batch_ndim(op, grad) + op.attrs["batch_ndim"]
+    return _take(grad, op.attrs["index"], lead)
+
+
+def _take(t, index, lead):
+    """`t[index]` applied below the first `lead` axes."""
+    if lead == 0 or not _separated_arrays(index):
+        return t[(slice(None),) * lead + index]
+    batch = t.shape[:lead]
+    flat = reshape(t, (-1,) + t.shape[lead:])
+    rows = stack([flat[i][index] for i in range(flat.shape[0])])
+    return reshape(rows, batch + rows.shape[1:])
+
+
+def shape(input, out_type=np.int32, name=None):
+    """The shape as an int32 tensor (not differentiable)."""
+    return constant_like(np.array(tensor_input("shape", input).shape, dtype=out_type))
+
+
+def size(input, out_type=np.int32, name=None):
+    return constant_like(np.array(tensor_input("size", input).size, dtype=out_type))

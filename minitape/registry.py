@@ -1,0 +1,83 @@
+"""The global gradient registry: op type -> gradient rule.
+
+A rule has TensorFlow's signature `rule(op, *output_grads) -> input_grads` and
+is written with minitape ops, so when an outer tape is recording, running a rule
+is itself recorded: that is all higher-order gradients need.
+
+Built-in rules are registered with `batch_safe=True`: they accept upstream
+gradients with extra leading dimensions (`batch_ndim` tells how many), which is
+how `jacobian` runs one backward pass for all rows at once. Rules registered by
+users are assumed not to, and the tape calls them one row at a time.
+"""
+
+_rules = {}  # op type -> (function, batch_safe), or None for NotDifferentiable
+
+
+class RegisterGradient:
+    """Decorator: `@mt.RegisterGradient("MySquare")` registers `fn(op, *grads)`.
+
+    The registry is global. Registering a type twice is an error, except that
+    re-running the same definition (say, a notebook cell) replaces it.
+    """
+
+    def __init__(self, op_type, *, batch_safe=False):
+        if not isinstance(op_type, str):
+            raise TypeError(f"RegisterGradient: op_type must be a string, got {op_type!r}")
+        self._op_type = op_type
+        self._batch_safe = batch_safe
+
+    def __call__(self, fn):
+        old = _rules.get(self._op_type)
+        if old is not None and _qualname(old[0]) != _qualname(fn):
+            raise KeyError(f"Registering two gradient with name '{self._op_type}'! "
+                           f"(already registered: {_qualname(old[0])})")
+        _rules[self._op_type] = (fn, self._batch_safe)
+        return fn
+
+
+def _qualname(fn):
+    return f"{getattr(fn, '__module__', '?')}.{getattr(fn, '__qualname__', repr(fn))}"
+
+
+def NotDifferentiable(op_type):
+    """Declare that ops of this type have no gradient (their inputs get None)."""
+    _rules[op_type] = None
+
+
+def unregister(op_type):
+    """Remove a registration (tests and saved-model loading use this)."""
+    _rules.pop(op_type, None)
+
+
+def is_registered(op_type):
+    return op_type in _rules
+
+
+def lookup(op):
+    """(rule, batch_safe) for a recorded op, or None if it is not differentiable.
+
+    A custom_gradient call carries its own rule (attribute `_custom_rule`). An
+    op traced into a function names its rule in `_gradient_op_type`, as in
+    TensorFlow's graphs. Every other op uses the rule registered for its type.
+    """
+    attrs = op.attrs
+    if attrs and "_custom_rule" in attrs:
+        return attrs["_custom_rule"], False
+    key = attrs.get("_gradient_op_type", op.type) if attrs else op.type
+    try:
+        return _rules[key]
+    except KeyError:
+        raise LookupError(f"No gradient defined for operation '{op.name}' "
+                          f"(op type: {op.type})") from None
+
+
+def batch_ndim(op, grad):
+    """How many leading batch dims the upstream `grad` carries (0 for a plain
+    gradient, 1 inside a vectorised jacobian)."""
+    return grad.ndim - op.outputs[0].ndim
+
+
+def needs_gradient(op, i):
+    """False when the backward walk knows input i leads to no source, so the
+    rule may skip computing its gradient (TensorFlow's `skip_input_indices`)."""
+    return op.needs is None or op.needs[i]

@@ -1,0 +1,563 @@
+"""GradientTape: record the ops that touch watched values, then walk them backwards.
+
+Recording. Every op, after computing its value, calls `record`. Each active tape
+checks whether any input is something it tracks (a watched tensor or variable, or
+the output of an op it recorded); if so it appends the op and starts tracking the
+outputs. So a tape holds exactly the ops that lie downstream of what it watches,
+in the order they ran, and nothing else.
+
+The backward walk (`BackwardPass`) has three phases:
+
+1. Find the ops between the sources and the target: walk back from the target
+   through the ops that produced each input (an explicit stack, never
+   recursion), then sweep those ops forwards in recording order keeping only
+   the ones that some source flows into.
+2. Count, for every such op, how many of the kept ops consume its outputs.
+   That count is how many gradient contributions its outputs are still waiting
+   for (TensorFlow's tape.h calls these usage counts).
+3. Start from the ops whose counts are zero (the ones producing the target),
+   run each op's gradient rule, add the results into the gradients of its
+   inputs, and decrement the count of the op that produced each input. An op
+   whose count reaches zero has received every contribution, so it is ready.
+
+Because gradient rules are written with minitape ops, any tape that is recording
+while the walk runs records the walk too, which gives higher-order gradients.
+"""
+import contextlib
+import enum
+import itertools
+import warnings
+from collections import namedtuple
+
+import numpy as np
+
+from . import nest, registry
+from .context import state
+from .tensor import Tensor, Variable, _TensorLike, is_floating
+
+_next_seq = itertools.count().__next__
+
+
+class Operation:
+    """One recorded call of an op: its type, inputs, outputs and attributes.
+
+    Gradient rules read `op.inputs`, `op.outputs` and `op.get_attr(name)`.
+    """
+
+    __slots__ = ("type", "name", "inputs", "outputs", "attrs", "seq", "needs")
+
+    def __init__(self, op_type, inputs, outputs, attrs=None, name=None):
+        self.type = op_type
+        self.name = name or op_type
+        self.inputs = inputs
+        self.outputs = outputs
+        self.attrs = attrs
+        self.seq = _next_seq()  # creation order: a topological order of all ops
+        # Set by the backward walk just before this op's rule runs: needs[i] is
+        # False when input i leads to no source, so a rule may skip that gradient.
+        self.needs = None
+
+    def get_attr(self, name):
+        return self.attrs[name]
+
+    def __repr__(self):
+        ins = ", ".join(str(x.shape) for x in self.inputs)
+        outs = ", ".join(str(y.shape) for y in self.outputs)
+        return f"<Operation {self.name!r} type={self.type} inputs=[{ins}] outputs=[{outs}]>"
+
+
+def record(op_type, inputs, outputs, attrs=None, name=None):
+    """Give a finished op to every active tape that tracks one of its inputs."""
+    op = None
+    for tape in state.tapes:
+        producer = tape._producer
+        for x in inputs:
+            if x._id in producer:
+                break
+        else:
+            continue
+        if op is None:
+            op = Operation(op_type, inputs, outputs, attrs, name)
+        tape._ops.append(op)
+        for y in outputs:
+            producer[y._id] = op
+    return op
+
+
+class UnconnectedGradients(enum.Enum):
+    """What `gradient` returns for a source the target does not depend on."""
+    NONE = "none"
+    ZERO = "zero"
+
+
+Step = namedtuple("Step", "op output_grads input_grads")
+Step.__doc__ = "One step of the backward walk: the op whose rule ran, its upstream "\
+    "gradients (one per output) and the gradients it sent to its inputs."
+
+
+class BackwardPass:
+    """The backward walk of one gradient computation, as an iterator of Steps.
+
+    `tape.gradient` runs it to the end; the stepper widget runs it one step at a
+    time. `grads` maps tensor ids to the gradients accumulated so far.
+    """
+
+    def __init__(self, tape, targets, upstreams, sources):
+        self.producer = tape._producer
+        self.grads = {}
+        for t, g in zip(targets, upstreams):
+            prev = self.grads.get(t._id)
+            self.grads[t._id] = g if prev is None else prev + g
+        self.source_ids = {s._id for s in sources}
+        self.ops, self.needs = _ops_between(self.producer, [t._id for t in targets],
+                                            self.source_ids)
+
+    def steps(self):
+        producer, grads, sources, needs = self.producer, self.grads, self.source_ids, self.needs
+        # Phase 2: pending[op] = how many kept ops consume the op's outputs.
+        pending = dict.fromkeys(needs, 0)
+        for op in self.ops:
+            for x in op.inputs:
+                p = producer.get(x._id)
+                if p is not None and p.seq in pending:
+                    pending[p.seq] += 1
+        ready = [op for op in self.ops if pending[op.seq] == 0]
+        # Phase 3: run the rules of ready ops, latest first.
+        while ready:
+            op = ready.pop()
+            out_grads = [grads.get(y._id) if y._id in sources else grads.pop(y._id, None)
+                         for y in op.outputs]
+            op.needs = needs[op.seq]
+            in_grads = _run_rule(op, out_grads)
+            if in_grads is not None:
+                yield Step(op, out_grads, in_grads)
+            for i, x in enumerate(op.inputs):
+                if not op.needs[i]:
+                    continue
+                xid = x._id
+                g = in_grads[i] if in_grads is not None else None
+                if g is not None:
+                    prev = grads.get(xid)
+                    grads[xid] = g if prev is None else prev + g
+                p = producer.get(xid)
+                if p is not None and p.seq in pending:
+                    pending[p.seq] -= 1
+                    if pending[p.seq] == 0:
+                        ready.append(p)
+
+    def run(self):
+        for _ in self.steps():
+            pass
+        return self.grads
+
+
+def _ops_between(producer, target_ids, source_ids):
+    """Phase 1: the recorded ops on some path from a source to a target, in
+    recording order, and for each (by seq) which of its inputs lie on such a path."""
+    found = {}
+    stack = [producer.get(i) for i in target_ids]
+    while stack:
+        op = stack.pop()
+        if op is None or op.seq in found:
+            continue
+        found[op.seq] = op
+        for x in op.inputs:
+            p = producer.get(x._id)
+            if p is not None and p.seq not in found:
+                stack.append(p)
+    live = set(source_ids)  # ids of tensors that some source flows into
+    between, needs = [], {}
+    for seq in sorted(found):
+        op = found[seq]
+        flags = tuple(x._id in live for x in op.inputs)
+        if True in flags:
+            between.append(op)
+            needs[seq] = flags
+            live.update(y._id for y in op.outputs)
+    return between, needs
+
+
+def _run_rule(op, out_grads):
+    """Call the op's gradient rule: one gradient (or None) per input, or None
+    when no upstream gradient reached the op."""
+    if len(out_grads) == 1:  # the common case, kept fast
+        if out_grads[0] is None:
+            return None
+    elif any(g is None for g in out_grads):
+        if all(g is None for g in out_grads):
+            return None
+        out_grads = _fill_missing(op, out_grads)
+    entry = registry.lookup(op)
+    if entry is None:  # NotDifferentiable
+        return [None] * len(op.inputs)
+    rule, batch_safe = entry
+    try:
+        if batch_safe:  # built-in rules: trusted, any leading batch dims
+            result = rule(op, *out_grads)
+            return result if isinstance(result, (list, tuple)) else (result,)
+        batch_shape = _batch_shape(op, out_grads)
+        if not batch_shape:
+            return _checked(op, rule(op, *out_grads), ())
+        return _row_by_row(op, rule, out_grads, batch_shape)
+    except Exception as e:
+        if not getattr(e, "_mt_noted", False):
+            e.add_note(f"(raised by the gradient of operation '{op.name}', "
+                       f"op type {op.type})")
+            e._mt_noted = True
+        raise
+
+
+def _batch_shape(op, out_grads):
+    g, y = out_grads[0], op.outputs[0]
+    return g.shape[:g.ndim - y.ndim]
+
+
+def _fill_missing(op, out_grads):
+    """Zeros for the outputs of a multi-output op that got no gradient."""
+    present = next(i for i, g in enumerate(out_grads) if g is not None)
+    g, y = out_grads[present], op.outputs[present]
+    batch_shape = g.shape[:g.ndim - y.ndim]
+    return [g if g is not None else ops.zeros(batch_shape + y.shape, y.dtype)
+            for g, y in zip(out_grads, op.outputs)]
+
+
+def _row_by_row(op, rule, out_grads, batch_shape):
+    """A rule that only knows plain upstream gradients, applied to each row of a
+    batch of them (vectorised jacobians); the rows are stacked back together."""
+    n = int(np.prod(batch_shape))
+    flat = [ops.reshape(g, (n,) + y.shape) for g, y in zip(out_grads, op.outputs)]
+    rows = [_checked(op, rule(op, *[g[i] for g in flat]), ()) for i in range(n)]
+    result = []
+    for k, x in enumerate(op.inputs):
+        column = [r[k] for r in rows]
+        if all(g is None for g in column):
+            result.append(None)
+            continue
+        column = [g if g is not None else ops.zeros(x.shape, x.dtype) for g in column]
+        result.append(ops.reshape(ops.stack(column), batch_shape + x.shape))
+    return result
+
+
+def _checked(op, result, batch_shape):
+    """Normalise a rule's result to a list with one gradient per input, and say
+    clearly which op is wrong when a rule returns the wrong count or shape."""
+    grads = list(result) if isinstance(result, (list, tuple)) else [result]
+    if len(grads) != len(op.inputs):
+        raise ValueError(
+            f"the gradient function of operation '{op.name}' (op type: {op.type}) "
+            f"returned {len(grads)} gradient(s), but the op has {len(op.inputs)} "
+            f"input(s) with shapes {[x.shape for x in op.inputs]}")
+    for i, (g, x) in enumerate(zip(grads, op.inputs)):
+        if g is None:
+            continue
+        if not is_floating(x.dtype):
+            grads[i] = None  # integer inputs have no gradient
+            continue
+        if type(g) is not Tensor:
+            g = grads[i] = ops.convert_to_tensor(g, dtype=x.dtype)
+        expected = batch_shape + x.shape
+        if g.shape != expected or g.dtype != x.dtype:
+            raise ValueError(
+                f"the gradient function of operation '{op.name}' (op type: {op.type}) "
+                f"returned a gradient of shape {g.shape} and dtype {g.dtype} for input "
+                f"{i}, which needs shape {expected} and dtype {x.dtype}")
+    return grads
+
+
+def _rollback(marks):
+    """Undo what active tapes recorded during a failed gradient computation."""
+    for tape, n in marks:
+        for op in tape._ops[n:]:
+            for y in op.outputs:
+                tape._producer.pop(y._id, None)
+        del tape._ops[n:]
+
+
+class GradientTape:
+    """Records ops on watched values so that gradients can be computed.
+
+        with mt.GradientTape() as tape:
+            y = x * x
+        dy_dx = tape.gradient(y, x)
+
+    A tape watches trainable variables that are read inside its block
+    automatically (unless `watch_accessed_variables=False`) and tensors passed to
+    `watch`. A non-persistent tape allows one gradient/jacobian call and then
+    frees what it recorded; a persistent one keeps its records until deleted.
+    """
+
+    def __init__(self, persistent=False, watch_accessed_variables=True):
+        self._persistent = persistent
+        self._watch_accessed_variables = watch_accessed_variables
+        self._ops = []        # recorded Operations, in the order they ran
+        self._producer = {}   # tracked tensor id -> the op that made it (None: watched)
+        self._watched = []    # what was watched, in order (keeps it alive)
+        self._entered = False
+        self._used = False
+
+    # --- recording -----------------------------------------------------------
+    def __enter__(self):
+        if self._is_recording():
+            raise RuntimeError("GradientTape: this tape is already recording")
+        self._entered = True
+        state.tapes.append(self)
+        return self
+
+    def __exit__(self, *exc):
+        self._stop()
+        return False
+
+    def _is_recording(self):
+        return any(t is self for t in state.tapes)
+
+    def _stop(self):
+        state.tapes[:] = [t for t in state.tapes if t is not self]
+
+    def watch(self, tensor):
+        """Track `tensor` (or a nest of tensors and variables) as a source."""
+        for t in nest.flatten(tensor):
+            if isinstance(t, Variable):
+                self._watch_variable(t)
+            elif isinstance(t, Tensor):
+                if not is_floating(t.dtype):
+                    warnings.warn(f"GradientTape.watch: the dtype of the watched tensor "
+                                  f"must be floating (e.g. mt.float32), got {t.dtype}; "
+                                  "it is not watched", stacklevel=2)
+                    continue
+                if t._id not in self._producer:
+                    self._producer[t._id] = None
+                    self._watched.append(t)
+            else:
+                raise TypeError(f"GradientTape.watch: expected tensors or variables, "
+                                f"got {type(t).__name__} {t!r}")
+
+    def _watch_variable(self, variable):
+        if variable._id not in self._producer:
+            self._producer[variable._id] = None
+            self._watched.append(variable)
+
+    def watched_variables(self):
+        """The variables this tape watches, in the order it first saw them."""
+        return tuple(v for v in self._watched if isinstance(v, Variable))
+
+    @contextlib.contextmanager
+    def stop_recording(self):
+        """Suspend this tape inside the block: ops there are not recorded."""
+        index = next((i for i, t in enumerate(state.tapes) if t is self), None)
+        if index is None:
+            raise RuntimeError("GradientTape.stop_recording: this tape is not recording; "
+                               "use it inside the tape's `with` block")
+        del state.tapes[index]
+        try:
+            yield
+        finally:
+            state.tapes.insert(min(index, len(state.tapes)), self)
+
+    def reset(self):
+        """Throw away everything recorded and watched so far (keep recording)."""
+        self._ops = []
+        self._producer = {}
+        self._watched = []
+        self._used = False
+
+    @property
+    def operations(self):
+        """The recorded operations, in the order they ran (read-only view)."""
+        return tuple(self._ops)
+
+    # --- differentiating ------------------------------------------------------
+    def gradient(self, target, sources, output_gradients=None,
+                 unconnected_gradients=UnconnectedGradients.NONE):
+        """d(target)/d(sources), with the structure of `sources`.
+
+        A list of targets is summed. `output_gradients` are the upstream
+        gradients of the targets (ones by default).
+        """
+        self._check_usable("gradient")
+        unconnected = UnconnectedGradients(unconnected_gradients)
+        targets = _as_tensors(nest.flatten(target), "gradient", "target")
+        flat_sources = _as_sources(sources, "gradient")
+        upstreams = _upstreams(targets, output_gradients)
+        grads = self._backward(targets, upstreams, flat_sources)
+        results = [_result(grads, s, unconnected, ()) for s in flat_sources]
+        self._release()
+        return nest.pack_like(sources, results)
+
+    def jacobian(self, target, sources, unconnected_gradients=UnconnectedGradients.NONE,
+                 parallel_iterations=None, experimental_use_pfor=True):
+        """The full Jacobian: for each source, shape `target.shape + source.shape`.
+
+        With `experimental_use_pfor=True` one backward pass carries every row of
+        the Jacobian at once (a batch of one-hot upstream gradients); with False
+        it loops, one backward pass per element of the target.
+        """
+        self._check_usable("jacobian")
+        unconnected = UnconnectedGradients(unconnected_gradients)
+        if not isinstance(target, _TensorLike):
+            raise TypeError(f"jacobian: target must be a single tensor, got a "
+                            f"{type(target).__name__}; call jacobian once per target "
+                            "or mt.stack the targets first")
+        (target,) = _as_tensors([target], "jacobian", "target")
+        flat_sources = _as_sources(sources, "jacobian")
+        n, tshape = target.size, target.shape
+        # One-hot upstream rows: row i is 1 at element i of the target.
+        rows = np.eye(n, dtype=target.dtype).reshape((n,) + tshape)
+        columns = self._rows_of_gradients(target, rows, flat_sources, unconnected,
+                                          experimental_use_pfor)
+        results = [None if c is None else ops.reshape(c, tshape + s.shape)
+                   for c, s in zip(columns, flat_sources)]
+        self._release()
+        return nest.pack_like(sources, results)
+
+    def batch_jacobian(self, target, source, unconnected_gradients=UnconnectedGradients.NONE,
+                       parallel_iterations=None, experimental_use_pfor=True):
+        """Per-example Jacobians: target (b, ...), source (b, ...) ->
+        (b,) + target.shape[1:] + source.shape[1:].
+
+        Row k of the upstream is 1 at output element k of *every* example, so the
+        result is d(sum over the batch of y[:, k])/dx. That equals the
+        per-example Jacobian only when examples do not interact.
+        """
+        self._check_usable("batch_jacobian")
+        unconnected = UnconnectedGradients(unconnected_gradients)
+        (target,) = _as_tensors([target], "batch_jacobian", "target")
+        (source,) = _as_sources([source], "batch_jacobian")
+        if target.ndim < 1 or source.ndim < 1 or target.shape[0] != source.shape[0]:
+            raise ValueError(
+                f"batch_jacobian: the first (batch) dimensions of the target {target.shape} "
+                f"and the source {source.shape} must be equal")
+        b, tail = target.shape[0], target.shape[1:]
+        m = int(np.prod(tail))
+        rows = np.eye(m, dtype=target.dtype).reshape((m, 1) + tail)
+        rows = np.broadcast_to(rows, (m, b) + tail)
+        (column,) = self._rows_of_gradients(target, rows, [source], unconnected,
+                                            experimental_use_pfor)
+        result = None
+        if column is not None:  # (m, b) + source tail -> (b,) + tail + source tail
+            perm = (1, 0) + tuple(range(2, column.ndim))
+            result = ops.reshape(ops.transpose(column, perm),
+                                 (b,) + tail + source.shape[1:])
+        self._release()
+        return result
+
+    def _rows_of_gradients(self, target, rows, sources, unconnected, use_pfor):
+        """For each source, the stacked gradients for every upstream row:
+        shape (len(rows),) + source.shape, or None if unconnected."""
+        n = rows.shape[0]
+        if use_pfor or n == 0:
+            grads = self._backward([target], [Tensor(rows)], sources)
+            return [_result(grads, s, unconnected, (n,)) for s in sources]
+        per_row = []
+        for i in range(n):
+            grads = self._backward([target], [Tensor(rows[i])], sources)
+            per_row.append([_result(grads, s, unconnected, ()) for s in sources])
+        return [None if per_row[0][k] is None else ops.stack([r[k] for r in per_row])
+                for k in range(len(sources))]
+
+    def _backward(self, targets, upstreams, sources):
+        """Run one backward walk; if it fails, leave every tape as it was."""
+        if not self._persistent:
+            self._stop()  # like TensorFlow: a one-shot tape stops recording here
+        marks = [(t, len(t._ops)) for t in state.tapes]
+        try:
+            return BackwardPass(self, targets, upstreams, sources).run()
+        except BaseException:
+            _rollback(marks)
+            raise
+
+    def backward_pass(self, target, sources, output_gradients=None):
+        """A BackwardPass to step through by hand (for teaching and debugging).
+
+        It does not count as this tape's one use and changes nothing unless run.
+        """
+        self._check_usable("backward_pass")
+        targets = _as_tensors(nest.flatten(target), "backward_pass", "target")
+        flat_sources = _as_sources(sources, "backward_pass")
+        return BackwardPass(self, targets, _upstreams(targets, output_gradients),
+                            flat_sources)
+
+    def _check_usable(self, method):
+        if self._used:
+            raise RuntimeError(
+                "A non-persistent GradientTape can only be used to compute one set of "
+                "gradients (or jacobians); create it with persistent=True to call "
+                f"{method} more than once")
+        if not self._entered:
+            raise RuntimeError(
+                f"GradientTape.{method}: this tape was never entered, so it recorded "
+                "nothing; put the computation inside `with mt.GradientTape() as tape:`")
+
+    def _release(self):
+        if not self._persistent:
+            self._used = True
+            self._ops, self._producer, self._watched = [], {}, []
+
+    def __repr__(self):
+        kind = "persistent " if self._persistent else ""
+        return (f"<mt.GradientTape ({kind}{len(self._ops)} ops recorded, "
+                f"{len(self._watched)} watched)>")
+
+
+def _as_tensors(values, method, what):
+    out = []
+    for i, v in enumerate(values):
+        if isinstance(v, Variable):
+            v = _snapshot(v)
+        elif not isinstance(v, Tensor):
+            raise TypeError(f"{method}: {what} {i} must be a tensor or variable, got "
+                            f"{type(v).__name__} {v!r}")
+        if not is_floating(v.dtype):
+            raise TypeError(f"{method}: {what} {i} has dtype {v.dtype}; only floating-point "
+                            f"tensors can be differentiated (use mt.cast)")
+        out.append(v)
+    return out
+
+
+def _snapshot(variable):
+    """The variable's value as a Tensor with the variable's id, without counting
+    as an access (asking for a gradient is not a read that tapes should watch)."""
+    t = Tensor.__new__(Tensor)
+    t._value, t._id = variable._value, variable._id
+    return t
+
+
+def _as_sources(sources, method):
+    flat = nest.flatten(sources)
+    for i, s in enumerate(flat):
+        if not isinstance(s, _TensorLike):
+            raise TypeError(f"{method}: source {i} must be a tensor or variable, got "
+                            f"{type(s).__name__} {s!r}")
+        if not is_floating(s.dtype):
+            raise TypeError(f"{method}: source {i} has dtype {s.dtype} and shape {s.shape}; "
+                            "only floating-point sources have gradients (use mt.cast)")
+    return flat
+
+
+def _upstreams(targets, output_gradients):
+    if output_gradients is None:
+        return [Tensor(np.ones(t.shape, t.dtype)) for t in targets]
+    given = nest.flatten(output_gradients)
+    if len(given) != len(targets):
+        raise ValueError(f"gradient: {len(targets)} target(s) but {len(given)} "
+                         "output_gradients")
+    out = []
+    for t, g in zip(targets, given):
+        if g is None:
+            out.append(Tensor(np.ones(t.shape, t.dtype)))
+            continue
+        g = ops.convert_to_tensor(g, dtype=t.dtype)
+        if g.shape != t.shape:
+            raise ValueError(f"gradient: output_gradients of shape {g.shape} do not match "
+                             f"the target's shape {t.shape}")
+        out.append(g)
+    return out
+
+
+def _result(grads, source, unconnected, batch_shape):
+    g = grads.get(source._id)
+    if g is None and unconnected is UnconnectedGradients.ZERO:
+        g = ops.zeros(batch_shape + source.shape, source.dtype)
+    return g
+
+
+from . import ops  # noqa: E402  (the ops import this module's `record`)

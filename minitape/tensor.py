@@ -1,0 +1,337 @@
+"""Values: the immutable Tensor, the mutable Variable, dtypes and conversions.
+
+A Tensor is a NumPy value plus an id. Tapes know tensors only by their ids, so a
+Tensor never points at the op that made it: the tape keeps that link. A Variable
+is a named, mutable slot; every read of it gives a Tensor snapshot that carries
+the variable's id, so a gradient taken "with respect to the variable" collects
+the gradients of all its reads, and a later `assign` never changes what an
+earlier computation saw.
+
+The arithmetic operators (`+`, `*`, `@`, ...) are attached in `ops/__init__.py`,
+once all ops exist.
+"""
+import itertools
+import numbers
+
+import numpy as np
+
+from .context import variable_accessed
+
+float16 = np.dtype("float16")
+float32 = np.dtype("float32")
+float64 = np.dtype("float64")
+int32 = np.dtype("int32")
+int64 = np.dtype("int64")
+bool_ = np.dtype("bool")
+string = np.dtype("str")
+
+_new_id = itertools.count(1).__next__
+
+
+def as_dtype(dtype):
+    """Accept `mt.float32`, `np.float32`, `'float32'` or None."""
+    return None if dtype is None else np.dtype(dtype)
+
+
+def is_floating(dtype):
+    return dtype.kind in "fc"
+
+
+class _TensorLike:
+    """What a Tensor and a Variable share: properties, printing, conversions."""
+
+    __slots__ = ()
+    __array_priority__ = 100  # `ndarray * tensor` defers to Tensor.__rmul__
+
+    @property
+    def shape(self):
+        return self._value.shape
+
+    @property
+    def dtype(self):
+        return self._value.dtype
+
+    @property
+    def ndim(self):
+        return self._value.ndim
+
+    @property
+    def size(self):
+        return self._value.size
+
+    def numpy(self):
+        """A NumPy copy of the value (a NumPy scalar for a 0-d tensor)."""
+        v = self._value
+        return v[()] if v.ndim == 0 else v.copy()
+
+    def __array__(self, dtype=None, copy=None):
+        return np.array(self._value, dtype=dtype, copy=True)
+
+    def __len__(self):
+        if self._value.ndim == 0:
+            raise TypeError("len() of a 0-d tensor (a scalar) is not defined")
+        return self._value.shape[0]
+
+    def __iter__(self):
+        n = len(self)
+        return (self[i] for i in range(n))
+
+    def _scalar(self, what):
+        if self._value.size != 1:
+            raise ValueError(
+                f"{what} needs a tensor with one element, got shape {self.shape}")
+        return self._value.reshape(())[()]
+
+    def __float__(self):
+        return float(self._scalar("float()"))
+
+    def __int__(self):
+        return int(self._scalar("int()"))
+
+    def __index__(self):
+        if self.dtype.kind not in "iub":
+            raise TypeError(f"only integer tensors can be used as an index, got {self.dtype}")
+        return int(self._scalar("an index"))
+
+    def __bool__(self):
+        if self._value.size != 1:
+            raise ValueError(
+                f"the truth value of a tensor of shape {self.shape} is ambiguous; "
+                "use mt.reduce_any/all or compare a scalar")
+        return bool(self._value.reshape(())[()])
+
+    def __format__(self, spec):
+        if self._value.ndim == 0:
+            return format(self._value[()], spec)
+        return format(str(self), spec)
+
+    __hash__ = None  # `==` is elementwise, as in TensorFlow; use id() or .ref()
+
+    def ref(self):
+        """A hashable reference (TensorFlow's `Tensor.ref()`)."""
+        return _Ref(self)
+
+
+def _numpy_text(value):
+    return str(value[()]) if value.ndim == 0 else np.array2string(value, separator=" ")
+
+
+class Tensor(_TensorLike):
+    """An immutable value that tapes can record. Make one with `mt.constant`."""
+
+    __slots__ = ("_value", "_id")
+
+    def __init__(self, value):
+        # Internal: `value` is already a NumPy array or scalar owned by this tensor.
+        self._value = value
+        self._id = _new_id()
+
+    def __repr__(self):
+        v = self._value
+        text = str(v[()]) if v.ndim == 0 else repr(v)
+        return f"<mt.Tensor: shape={self.shape}, dtype={self.dtype}, numpy={text}>"
+
+    def __str__(self):
+        text = _numpy_text(self._value)
+        if "\n" in text:
+            text = "\n" + text
+        return f"mt.Tensor({text}, shape={self.shape}, dtype={self.dtype})"
+
+
+class Variable(_TensorLike):
+    """A mutable value (model weights). Ops read it as a Tensor snapshot."""
+
+    __slots__ = ("_value", "_id", "trainable", "_name", "__weakref__")
+    _count = itertools.count()
+
+    def __init__(self, initial_value, trainable=True, name=None, dtype=None):
+        if callable(initial_value):
+            initial_value = initial_value()
+        self._value = _frozen(_to_numpy(initial_value, as_dtype(dtype), "Variable"))
+        self._id = _new_id()
+        self.trainable = bool(trainable)
+        if name is None:
+            n = next(Variable._count)
+            name = "Variable" if n == 0 else f"Variable_{n}"
+        self._name = name
+
+    @property
+    def name(self):
+        return self._name if self._name.endswith(":0") else self._name + ":0"
+
+    def read_value(self):
+        """A Tensor snapshot of the current value (tapes may watch this read)."""
+        t = Tensor.__new__(Tensor)
+        t._value = self._value
+        t._id = self._id
+        variable_accessed(self)
+        return t
+
+    def value(self):
+        return self.read_value()
+
+    def _new_value(self, value, op):
+        """Check a new value fully before anything changes (a failed assign changes nothing)."""
+        if isinstance(value, Tensor) and value.dtype != self.dtype:
+            raise TypeError(f"Variable.{op}: dtype {value.dtype} does not match the "
+                            f"variable's dtype {self.dtype}")
+        new = _to_numpy(value, self.dtype, f"Variable.{op}")
+        if new.shape != self.shape:
+            raise ValueError(f"Variable.{op}: shape {new.shape} does not match the "
+                             f"variable's shape {self.shape}")
+        return new
+
+    def assign(self, value, read_value=True):
+        self._value = _frozen(self._new_value(value, "assign"))
+        return self if read_value else None
+
+    def assign_add(self, delta, read_value=True):
+        delta = self._new_value(delta, "assign_add")
+        self._value = _frozen(self._value + delta)
+        return self if read_value else None
+
+    def assign_sub(self, delta, read_value=True):
+        delta = self._new_value(delta, "assign_sub")
+        self._value = _frozen(self._value - delta)
+        return self if read_value else None
+
+    def __repr__(self):
+        v = self._value
+        text = str(v[()]) if v.ndim == 0 else repr(v)
+        return (f"<mt.Variable '{self.name}' shape={self.shape} dtype={self.dtype}, "
+                f"numpy={text}>")
+
+    __str__ = __repr__
+
+
+class _Ref:
+    """Hashable wrapper (TensorFlow's `tensor.ref()`): compares by identity."""
+
+    __slots__ = ("_obj",)
+
+    def __init__(self, obj):
+        self._obj = obj
+
+    def deref(self):
+        return self._obj
+
+    def __hash__(self):
+        return id(self._obj)
+
+    def __eq__(self, other):
+        return isinstance(other, _Ref) and other._obj is self._obj
+
+
+def _frozen(array):
+    array = np.array(array)  # a private copy
+    array.flags.writeable = False
+    return array
+
+
+def _to_numpy(value, dtype, what):
+    """NumPy value for `value`, with TensorFlow's defaults for Python numbers:
+    floats become float32 and ints int32; NumPy arrays keep their dtype."""
+    if isinstance(value, _TensorLike):
+        array = value._value
+        if isinstance(value, Variable):
+            value.read_value()  # reading a variable is an access a tape may watch
+    elif isinstance(value, (np.ndarray, np.generic)):
+        array = value
+    else:
+        array = np.asarray(value)
+        if array.dtype == np.float64:
+            array = array.astype(float32)
+        elif array.dtype.kind == "i" and not isinstance(value, np.integer):
+            if array.size == 0 or (np.abs(array).max() < 2**31):
+                array = array.astype(int32)
+        elif array.dtype == object:
+            raise TypeError(f"{what}: cannot convert {type(value).__name__} {value!r} "
+                            "to a tensor")
+    if dtype is not None and array.dtype != dtype:
+        if array.dtype.kind in "fc" and dtype.kind in "iub":
+            raise TypeError(f"{what}: cannot convert a {array.dtype} value to {dtype} "
+                            "without losing the fractional part; use mt.cast")
+        if array.dtype.kind in "USO" or dtype.kind in "USO":
+            raise TypeError(f"{what}: cannot convert {array.dtype} to {dtype}")
+        array = array.astype(dtype)
+    return array
+
+
+def constant(value, dtype=None, shape=None, name=None):
+    """A new Tensor holding a copy of `value` (Python floats become float32)."""
+    array = np.array(_to_numpy(value, as_dtype(dtype), "constant"))
+    if shape is not None:
+        shape = tuple(int(s) for s in shape)
+        if array.size == 1:
+            array = np.full(shape, array.reshape(()), dtype=array.dtype)
+        else:
+            array = array.reshape(shape)
+    return Tensor(array)
+
+
+def convert_to_tensor(value, dtype=None, name=None):
+    """`value` as a Tensor: tensors pass through, variables are read, the rest copied."""
+    dtype = as_dtype(dtype)
+    if type(value) is Tensor and (dtype is None or value._value.dtype == dtype):
+        return value
+    if isinstance(value, Variable):
+        t = value.read_value()
+        if dtype is not None and t.dtype != dtype:
+            raise TypeError(f"convert_to_tensor: variable {value.name} has dtype "
+                            f"{t.dtype}, not {dtype}")
+        return t
+    if isinstance(value, Tensor):
+        raise TypeError(f"convert_to_tensor: tensor has dtype {value.dtype}, not {dtype}; "
+                        "use mt.cast")
+    return Tensor(np.array(_to_numpy(value, dtype, "convert_to_tensor")))
+
+
+def operand(value, like, op_name):
+    """Convert `value` for an op whose other operand is the tensor `like`:
+    Python numbers and arrays take `like`'s dtype; two tensors must agree."""
+    kind = type(value)
+    if kind is Tensor:
+        t = value
+    elif kind is Variable:
+        t = value.read_value()
+    elif kind is float or kind is int or (isinstance(value, numbers.Number)
+                                          and not isinstance(value, np.generic)):
+        dtype = like._value.dtype
+        if dtype.kind in "iu" and not float(value).is_integer():
+            raise TypeError(f"{op_name}: cannot combine the {dtype} tensor with "
+                            f"the non-integer number {value!r}")
+        return Tensor(dtype.type(value))
+    else:
+        return Tensor(np.array(_to_numpy(value, like._value.dtype, op_name)))
+    if t._value.dtype != like._value.dtype:
+        raise TypeError(f"{op_name}: the operands have different dtypes, "
+                        f"{like.dtype} and {t.dtype}; cast one with mt.cast")
+    return t
+
+
+class TensorSpec:
+    """The shape and dtype a function expects (`None` means any)."""
+
+    def __init__(self, shape=None, dtype=float32, name=None):
+        self.shape = None if shape is None else tuple(
+            None if s is None else int(s) for s in shape)
+        self.dtype = np.dtype(dtype)
+        self.name = name
+
+    def is_compatible_with(self, value):
+        if np.dtype(value.dtype) != self.dtype:
+            return False
+        if self.shape is None:
+            return True
+        return len(value.shape) == len(self.shape) and all(
+            s is None or s == v for s, v in zip(self.shape, value.shape))
+
+    def __repr__(self):
+        return f"TensorSpec(shape={self.shape}, dtype={self.dtype}, name={self.name!r})"
+
+    def __eq__(self, other):
+        return (isinstance(other, TensorSpec) and self.shape == other.shape
+                and self.dtype == other.dtype)
+
+    def __hash__(self):
+        return hash((self.shape, self.dtype))
