@@ -4,7 +4,7 @@ import numpy as np
 
 from .tensor import Tensor, as_dtype, float32
 
-_generator = np.random.Generator(np.random.PCG64())
+_generator = None  # made on first use: importing numpy.random costs ~10 ms
 
 
 def set_seed(seed):
@@ -15,7 +15,12 @@ def set_seed(seed):
 
 def generator(seed=None):
     """The global generator, or a fresh one for an op-level `seed`."""
-    return _generator if seed is None else np.random.Generator(np.random.PCG64(int(seed)))
+    global _generator
+    if seed is not None:
+        return np.random.Generator(np.random.PCG64(int(seed)))
+    if _generator is None:
+        _generator = np.random.Generator(np.random.PCG64())
+    return _generator
 
 
 def _shape(shape):

@@ -24,10 +24,8 @@ Because gradient rules are written with minitape ops, any tape that is recording
 while the walk runs records the walk too, which gives higher-order gradients.
 """
 import contextlib
-import enum
 import itertools
 import warnings
-from collections import namedtuple
 
 import numpy as np
 
@@ -84,19 +82,25 @@ def record(op_type, inputs, outputs, attrs=None, name=None):
     return op
 
 
-class UnconnectedGradients(enum.Enum):
-    """What `gradient` returns for a source the target does not depend on."""
+class UnconnectedGradients:
+    """What `gradient` returns for a source the target does not depend on:
+    None (`NONE`, the default) or zeros of the source's shape (`ZERO`)."""
     NONE = "none"
     ZERO = "zero"
 
 
-Step = namedtuple("Step", "op output_grads input_grads")
-Step.__doc__ = "One step of the backward walk: the op whose rule ran, its upstream "\
-    "gradients (one per output) and the gradients it sent to its inputs."
+def _unconnected(value):
+    value = getattr(value, "value", value)  # also accept an enum-like object
+    if value not in (UnconnectedGradients.NONE, UnconnectedGradients.ZERO):
+        raise ValueError(f"unconnected_gradients must be 'none' or 'zero', got {value!r}")
+    return value
 
 
 class BackwardPass:
-    """The backward walk of one gradient computation, as an iterator of Steps.
+    """The backward walk of one gradient computation, as an iterator of steps.
+
+    Each step is a tuple (op, output_grads, input_grads): the op whose rule ran,
+    its upstream gradients (one per output) and what it sent to its inputs.
 
     `tape.gradient` runs it to the end; the stepper widget runs it one step at a
     time. `grads` maps tensor ids to the gradients accumulated so far.
@@ -130,7 +134,7 @@ class BackwardPass:
             op.needs = needs[op.seq]
             in_grads = _run_rule(op, out_grads)
             if in_grads is not None:
-                yield Step(op, out_grads, in_grads)
+                yield op, out_grads, in_grads
             for i, x in enumerate(op.inputs):
                 if not op.needs[i]:
                     continue
@@ -374,7 +378,7 @@ class GradientTape:
         gradients of the targets (ones by default).
         """
         self._check_usable("gradient")
-        unconnected = UnconnectedGradients(unconnected_gradients)
+        unconnected = _unconnected(unconnected_gradients)
         targets = _as_tensors(nest.flatten(target), "gradient", "target")
         flat_sources = _as_sources(sources, "gradient")
         upstreams = _upstreams(targets, output_gradients)
@@ -392,7 +396,7 @@ class GradientTape:
         it loops, one backward pass per element of the target.
         """
         self._check_usable("jacobian")
-        unconnected = UnconnectedGradients(unconnected_gradients)
+        unconnected = _unconnected(unconnected_gradients)
         if not isinstance(target, _TensorLike):
             raise TypeError(f"jacobian: target must be a single tensor, got a "
                             f"{type(target).__name__}; call jacobian once per target "
@@ -419,7 +423,7 @@ class GradientTape:
         per-example Jacobian only when examples do not interact.
         """
         self._check_usable("batch_jacobian")
-        unconnected = UnconnectedGradients(unconnected_gradients)
+        unconnected = _unconnected(unconnected_gradients)
         (target,) = _as_tensors([target], "batch_jacobian", "target")
         (source,) = _as_sources([source], "batch_jacobian")
         if target.ndim < 1 or source.ndim < 1 or target.shape[0] != source.shape[0]:
@@ -555,7 +559,7 @@ def _upstreams(targets, output_gradients):
 
 def _result(grads, source, unconnected, batch_shape):
     g = grads.get(source._id)
-    if g is None and unconnected is UnconnectedGradients.ZERO:
+    if g is None and unconnected == UnconnectedGradients.ZERO:
         g = ops.zeros(batch_shape + source.shape, source.dtype)
     return g
 
