@@ -76,8 +76,3 @@ def batch_ndim(op, grad):
     gradient, 1 inside a vectorised jacobian)."""
     return grad.ndim - op.outputs[0].ndim
 
-
-def needs_gradient(op, i):
-    """False when the backward walk knows input i leads to no source, so the
-    rule may skip computing its gradient (TensorFlow's `skip_input_indices`)."""
-    return op.needs is None or op.needs[i]

@@ -30,10 +30,21 @@ import warnings
 import numpy as np
 
 from . import nest, registry
+from .registry import _rules
 from .context import state
 from .tensor import Tensor, Variable, _TensorLike, is_floating
 
 _next_seq = itertools.count().__next__
+
+
+class _AllTrue:
+    """`needs` of an op outside any backward walk: every input needs a gradient."""
+
+    def __getitem__(self, i):
+        return True
+
+
+_ALL = _AllTrue()
 
 
 class Operation:
@@ -52,8 +63,9 @@ class Operation:
         self.attrs = attrs
         self.seq = _next_seq()  # creation order: a topological order of all ops
         # Set by the backward walk just before this op's rule runs: needs[i] is
-        # False when input i leads to no source, so a rule may skip that gradient.
-        self.needs = None
+        # False when input i leads to no source, so a rule may skip that gradient
+        # (TensorFlow's `skip_input_indices`). All True outside a walk.
+        self.needs = _ALL
 
     def get_attr(self, name):
         return self.attrs[name]
@@ -113,40 +125,39 @@ class BackwardPass:
             prev = self.grads.get(t._id)
             self.grads[t._id] = g if prev is None else prev + g
         self.source_ids = {s._id for s in sources}
-        self.ops, self.needs = _ops_between(self.producer, [t._id for t in targets],
-                                            self.source_ids)
+        self.ops, self.needs, self.pending = _ops_between(
+            self.producer, [t._id for t in targets], self.source_ids)
 
     def steps(self):
-        producer, grads, sources, needs = self.producer, self.grads, self.source_ids, self.needs
-        # Phase 2: pending[op] = how many kept ops consume the op's outputs.
-        pending = dict.fromkeys(needs, 0)
-        for op in self.ops:
-            for x in op.inputs:
-                p = producer.get(x._id)
-                if p is not None and p.seq in pending:
-                    pending[p.seq] += 1
+        producer, grads, sources = self.producer, self.grads, self.source_ids
+        needs, pending = self.needs, self.pending
+        # Phase 3: start from the ops nobody downstream waits on (they made the
+        # target); run rules latest first.
         ready = [op for op in self.ops if pending[op.seq] == 0]
-        # Phase 3: run the rules of ready ops, latest first.
         while ready:
             op = ready.pop()
-            out_grads = [grads.get(y._id) if y._id in sources else grads.pop(y._id, None)
-                         for y in op.outputs]
-            op.needs = needs[op.seq]
+            outputs = op.outputs
+            if len(outputs) == 1:
+                yid = outputs[0]._id
+                out_grads = [grads.get(yid) if yid in sources else grads.pop(yid, None)]
+            else:
+                out_grads = [grads.get(y._id) if y._id in sources else grads.pop(y._id, None)
+                             for y in outputs]
+            flags = op.needs = needs[op.seq]
             in_grads = _run_rule(op, out_grads)
             if in_grads is not None:
                 yield op, out_grads, in_grads
             for i, x in enumerate(op.inputs):
-                if not op.needs[i]:
-                    continue
+                if not flags[i]:
+                    continue  # this input leads to no source
                 xid = x._id
-                g = in_grads[i] if in_grads is not None else None
-                if g is not None:
+                if in_grads is not None and in_grads[i] is not None:
                     prev = grads.get(xid)
-                    grads[xid] = g if prev is None else prev + g
+                    grads[xid] = in_grads[i] if prev is None else prev + in_grads[i]
                 p = producer.get(xid)
                 if p is not None and p.seq in pending:
-                    pending[p.seq] -= 1
-                    if pending[p.seq] == 0:
+                    pending[p.seq] -= 1          # one consumer of p is done
+                    if pending[p.seq] == 0:      # all of them: p's gradient is complete
                         ready.append(p)
 
     def run(self):
@@ -156,8 +167,10 @@ class BackwardPass:
 
 
 def _ops_between(producer, target_ids, source_ids):
-    """Phase 1: the recorded ops on some path from a source to a target, in
-    recording order, and for each (by seq) which of its inputs lie on such a path."""
+    """Phases 1 and 2: the recorded ops on some path from a source to a target
+    (in recording order), for each op which inputs lie on such a path, and for
+    each op how many of those ops consume its outputs (keys: op.seq)."""
+    # 1a. Back from the targets: every op they depend on (an explicit stack).
     found = {}
     stack = [producer.get(i) for i in target_ids]
     while stack:
@@ -169,16 +182,26 @@ def _ops_between(producer, target_ids, source_ids):
             p = producer.get(x._id)
             if p is not None and p.seq not in found:
                 stack.append(p)
+    # 1b. Forward from the sources, in recording order (seq): keep the ops that
+    # some source flows into. 2. Count the kept consumers of each kept op.
     live = set(source_ids)  # ids of tensors that some source flows into
-    between, needs = [], {}
+    kept, needs, pending = [], {}, {}
     for seq in sorted(found):
         op = found[seq]
-        flags = tuple(x._id in live for x in op.inputs)
-        if True in flags:
-            between.append(op)
-            needs[seq] = flags
-            live.update(y._id for y in op.outputs)
-    return between, needs
+        flags = [x._id in live for x in op.inputs]
+        if True not in flags:
+            continue
+        kept.append(op)
+        needs[seq] = flags
+        pending[seq] = 0
+        for x, flag in zip(op.inputs, flags):
+            if flag:
+                p = producer.get(x._id)
+                if p is not None and p.seq in pending:
+                    pending[p.seq] += 1
+        for y in op.outputs:
+            live.add(y._id)
+    return kept, needs, pending
 
 
 def _run_rule(op, out_grads):
@@ -191,7 +214,9 @@ def _run_rule(op, out_grads):
         if all(g is None for g in out_grads):
             return None
         out_grads = _fill_missing(op, out_grads)
-    entry = registry.lookup(op)
+    entry = _rules.get(op.type) if op.attrs is None else None  # the common case
+    if entry is None:
+        entry = registry.lookup(op)
     if entry is None:  # NotDifferentiable
         return [None] * len(op.inputs)
     rule, batch_safe = entry
@@ -495,6 +520,14 @@ class GradientTape:
         if not self._persistent:
             self._used = True
             self._ops, self._producer, self._watched = [], {}, []
+
+    def _repr_html_(self):
+        from .display import tape_html
+        return tape_html(self)
+
+    def _repr_pretty_(self, p, cycle):
+        from .display import tape_text
+        p.text(tape_text(self))
 
     def __repr__(self):
         kind = "persistent " if self._persistent else ""

@@ -3,12 +3,16 @@ import numpy as np
 
 from ..context import state
 from ..tape import record
-from ..tensor import Tensor, Variable, convert_to_tensor, operand
+from ..tensor import Tensor, Variable, _new_id, convert_to_tensor, operand
+
+_new_tensor = Tensor.__new__
 
 
 def emit(op_type, value, inputs, attrs=None, name=None):
     """Wrap an op's NumPy result in a Tensor and let the active tapes record it."""
-    out = Tensor(value)
+    out = _new_tensor(Tensor)  # Tensor(value) without the __init__ call: every op
+    out._value = value         # passes here, so these ~50 ns add up
+    out._id = _new_id()
     if state.tapes:
         record(op_type, inputs, (out,), attrs, name)
     return out
@@ -42,7 +46,12 @@ def float_input(op_name, x):
 def operands(op_name, x, y):
     """Two operands as tensors of one dtype: Python numbers and arrays take the
     dtype of the tensor beside them; two tensors of different dtypes are an error."""
-    if type(x) is Tensor and type(y) is Tensor:
+    tx, ty = type(x), type(y)
+    if tx is Tensor and (ty is float or ty is int) and x._value.dtype.kind == "f":
+        return x, Tensor(x._value.dtype.type(y))   # the common `y * 2.0`
+    if ty is Tensor and (tx is float or tx is int) and y._value.dtype.kind == "f":
+        return Tensor(y._value.dtype.type(x)), y   # and `1 - y`
+    if tx is Tensor and ty is Tensor:
         if x._value.dtype != y._value.dtype:
             raise TypeError(f"{op_name}: the operands have different dtypes, "
                             f"{x.dtype} and {y.dtype}; cast one with mt.cast")
@@ -91,7 +100,9 @@ def unbroadcast(grad, shape, batch_ndim):
     sum of those uses. The first `batch_ndim` axes of `grad` are a batch of
     upstream gradients (vectorised jacobians) and are kept.
     """
-    gshape = grad.shape
+    gshape = grad._value.shape
+    if gshape == shape and not batch_ndim:  # nothing was broadcast: the usual case
+        return grad
     target = gshape[:batch_ndim] + shape
     if gshape == target:
         return grad

@@ -8,31 +8,60 @@ import operator
 
 import numpy as np
 
-from ..registry import RegisterGradient, batch_ndim, needs_gradient
+from ..registry import RegisterGradient, batch_ndim
 from ..tensor import Tensor
 from .core import (broadcast_error, constant_like, emit, float_input, operands,
                    tensor_input, unbroadcast)
 
 
-def _binary(op_type, op_name, numpy_fn, x, y, name):
-    x, y = operands(op_name, x, y)
-    try:
-        value = numpy_fn(x._value, y._value)
-    except ValueError:
-        raise broadcast_error(op_name, x, y) from None
-    return emit(op_type, value, (x, y), None, name)
+def _binary(op_type, op_name, numpy_fn, doc):
+    """Make the elementwise op `op_name(x, y)` that runs `numpy_fn` on the values.
+
+    Every op call passes through here, so the common case (two tensors of one
+    dtype) is checked first and costs only a few comparisons.
+    """
+    def op(x, y, name=None):
+        if type(x) is not Tensor or type(y) is not Tensor \
+                or x._value.dtype is not y._value.dtype:
+            x, y = operands(op_name, x, y)
+        try:
+            value = numpy_fn(x._value, y._value)
+        except ValueError:
+            raise broadcast_error(op_name, x, y) from None
+        except TypeError:
+            raise TypeError(f"{op_name}: not defined for dtype {x.dtype}") from None
+        return emit(op_type, value, (x, y), None, name)
+    op.__name__ = op.__qualname__ = op_name
+    op.__doc__ = doc
+    return op
+
+
+def _unary(op_type, op_name, numpy_fn, doc, kinds="fc"):
+    """Make the elementwise op `op_name(x)`; `kinds` are the dtype kinds it
+    accepts (floating point by default)."""
+    check = float_input if kinds == "fc" else tensor_input
+
+    def op(x, name=None):
+        if type(x) is not Tensor or x._value.dtype.kind not in kinds:
+            x = check(op_name, x)
+        return emit(op_type, numpy_fn(x._value), (x,), None, name)
+    op.__name__ = op.__qualname__ = op_name
+    op.__doc__ = doc
+    return op
 
 
 def _both(op, grad, gx, gy):
     """Sum each input's gradient back to that input's shape (None stays None)."""
     x, y = op.inputs
-    nb = batch_ndim(op, grad)
-    return (None if gx is None else unbroadcast(gx, x.shape, nb),
-            None if gy is None else unbroadcast(gy, y.shape, nb))
+    nb = grad._value.ndim - op.outputs[0]._value.ndim  # leading batch dims
+    return (None if gx is None else unbroadcast(gx, x._value.shape, nb),
+            None if gy is None else unbroadcast(gy, y._value.shape, nb))
 
 
-def add(x, y, name=None):
-    return _binary("AddV2", "add", operator.add, x, y, name)
+# op.needs[i] is False when input i leads to no source (set by the backward
+# walk), so rules skip gradients nobody asked for.
+
+add = _binary("AddV2", "add", operator.add, "x + y, elementwise with broadcasting.")
 
 
 @RegisterGradient("AddV2", batch_safe=True)
@@ -40,48 +69,44 @@ def _add_grad(op, grad):
     return _both(op, grad, grad, grad)
 
 
-def subtract(x, y, name=None):
-    return _binary("Sub", "subtract", operator.sub, x, y, name)
+subtract = _binary("Sub", "subtract", operator.sub, "x - y, elementwise.")
 
 
 @RegisterGradient("Sub", batch_safe=True)
 def _sub_grad(op, grad):
-    return _both(op, grad, grad, -grad)
+    return _both(op, grad, grad, -grad if op.needs[1] else None)
 
 
-def multiply(x, y, name=None):
-    return _binary("Mul", "multiply", operator.mul, x, y, name)
+multiply = _binary("Mul", "multiply", operator.mul, "x * y, elementwise.")
 
 
 @RegisterGradient("Mul", batch_safe=True)
 def _mul_grad(op, grad):
     x, y = op.inputs
-    return _both(op, grad, grad * y if needs_gradient(op, 0) else None,
-                 grad * x if needs_gradient(op, 1) else None)
+    return _both(op, grad, grad * y if op.needs[0] else None,
+                 grad * x if op.needs[1] else None)
 
 
-def divide(x, y, name=None):
-    return _binary("RealDiv", "divide", operator.truediv, x, y, name)
+divide = _binary("RealDiv", "divide", operator.truediv, "x / y, elementwise.")
 
 
 @RegisterGradient("RealDiv", batch_safe=True)
 def _div_grad(op, grad):
     y, z = op.inputs[1], op.outputs[0]   # z = x / y
     gx = grad / y
-    gy = -gx * z if needs_gradient(op, 1) else None  # d(x/y)/dy = -x/y**2 = -(1/y) z
+    gy = -gx * z if op.needs[1] else None  # d(x/y)/dy = -x/y**2 = -(1/y) z
     return _both(op, grad, gx, gy)
 
 
-def pow(x, y, name=None):
-    return _binary("Pow", "pow", operator.pow, x, y, name)
+pow = _binary("Pow", "pow", operator.pow, "x ** y, elementwise.")
 
 
 @RegisterGradient("Pow", batch_safe=True)
 def _pow_grad(op, grad):
     x, y = op.inputs
-    gx = grad * y * pow(x, y - 1) if needs_gradient(op, 0) else None
+    gx = grad * y * pow(x, y - 1) if op.needs[0] else None
     gy = None
-    if needs_gradient(op, 1):
+    if op.needs[1]:
         # d(x**y)/dy = x**y * log(x), taken as 0 where x <= 0 (as TensorFlow does).
         positive = constant_like(x._value > 0)
         log_x = where(positive, log(where(positive, x, 1)), 0)
@@ -89,9 +114,7 @@ def _pow_grad(op, grad):
     return _both(op, grad, gx, gy)
 
 
-def negative(x, name=None):
-    x = tensor_input("negative", x)
-    return emit("Neg", -x._value, (x,), None, name)
+negative = _unary("Neg", "negative", operator.neg, "-x.", kinds="biufc")
 
 
 @RegisterGradient("Neg", batch_safe=True)
@@ -99,9 +122,7 @@ def _neg_grad(op, grad):
     return -grad
 
 
-def square(x, name=None):
-    x = tensor_input("square", x)
-    return emit("Square", x._value * x._value, (x,), None, name)
+square = _unary("Square", "square", np.square, "x * x.", kinds="biufc")
 
 
 @RegisterGradient("Square", batch_safe=True)
@@ -109,9 +130,7 @@ def _square_grad(op, grad):
     return grad * (2 * op.inputs[0])
 
 
-def sqrt(x, name=None):
-    x = float_input("sqrt", x)
-    return emit("Sqrt", np.sqrt(x._value), (x,), None, name)
+sqrt = _unary("Sqrt", "sqrt", np.sqrt, "Square root.")
 
 
 @RegisterGradient("Sqrt", batch_safe=True)
@@ -119,9 +138,7 @@ def _sqrt_grad(op, grad):
     return grad / (2 * op.outputs[0])
 
 
-def exp(x, name=None):
-    x = float_input("exp", x)
-    return emit("Exp", np.exp(x._value), (x,), None, name)
+exp = _unary("Exp", "exp", np.exp, "e ** x.")
 
 
 @RegisterGradient("Exp", batch_safe=True)
@@ -129,9 +146,7 @@ def _exp_grad(op, grad):
     return grad * op.outputs[0]
 
 
-def log(x, name=None):
-    x = float_input("log", x)
-    return emit("Log", np.log(x._value), (x,), None, name)
+log = _unary("Log", "log", np.log, "Natural logarithm.")
 
 
 @RegisterGradient("Log", batch_safe=True)
@@ -139,9 +154,7 @@ def _log_grad(op, grad):
     return grad / op.inputs[0]
 
 
-def sin(x, name=None):
-    x = float_input("sin", x)
-    return emit("Sin", np.sin(x._value), (x,), None, name)
+sin = _unary("Sin", "sin", np.sin, "Sine.")
 
 
 @RegisterGradient("Sin", batch_safe=True)
@@ -149,9 +162,7 @@ def _sin_grad(op, grad):
     return grad * cos(op.inputs[0])
 
 
-def cos(x, name=None):
-    x = float_input("cos", x)
-    return emit("Cos", np.cos(x._value), (x,), None, name)
+cos = _unary("Cos", "cos", np.cos, "Cosine.")
 
 
 @RegisterGradient("Cos", batch_safe=True)
@@ -159,9 +170,7 @@ def _cos_grad(op, grad):
     return -grad * sin(op.inputs[0])
 
 
-def tanh(x, name=None):
-    x = float_input("tanh", x)
-    return emit("Tanh", np.tanh(x._value), (x,), None, name)
+tanh = _unary("Tanh", "tanh", np.tanh, "Hyperbolic tangent.")
 
 
 @RegisterGradient("Tanh", batch_safe=True)
@@ -170,9 +179,7 @@ def _tanh_grad(op, grad):
     return grad * (1 - y * y)
 
 
-def abs(x, name=None):
-    x = tensor_input("abs", x)
-    return emit("Abs", np.abs(x._value), (x,), None, name)
+abs = _unary("Abs", "abs", np.abs, "|x|.", kinds="biufc")
 
 
 @RegisterGradient("Abs", batch_safe=True)

@@ -8,7 +8,7 @@ import string
 
 import numpy as np
 
-from ..registry import RegisterGradient, batch_ndim, needs_gradient
+from ..registry import RegisterGradient, batch_ndim
 from .core import constant_like, emit, float_input, operands, tensor_input, unbroadcast
 from .shapes import matrix_transpose
 
@@ -45,12 +45,12 @@ def _matmul_grad(op, grad):
     a, b = op.inputs
     ta, tb = op.attrs["transpose_a"], op.attrs["transpose_b"]
     ga = gb = None
-    if needs_gradient(op, 0):
+    if op.needs[0]:
         if not ta:
             ga = matmul(grad, b, transpose_b=not tb)
         else:
             ga = matmul(b, grad, transpose_a=tb, transpose_b=True)
-    if needs_gradient(op, 1):
+    if op.needs[1]:
         if not tb:
             gb = matmul(a, grad, transpose_a=not ta)
         else:
@@ -94,7 +94,7 @@ def _solve_grad(op, grad):
     adjoint = op.attrs["adjoint"]
     gb = solve(a, grad, adjoint=not adjoint)
     ga = None
-    if needs_gradient(op, 0):
+    if op.needs[0]:
         ga = -matmul(x, gb, transpose_b=True) if adjoint else -matmul(gb, x, transpose_b=True)
     nb = batch_ndim(op, grad)
     return (None if ga is None else unbroadcast(ga, a.shape, nb),
@@ -188,7 +188,7 @@ def _einsum_grad(op, grad):
     dtype = grad.dtype
     grads = []
     for i, sub in enumerate(ins):
-        if not needs_gradient(op, i):
+        if not op.needs[i]:
             grads.append(None)
             continue
         terms = [(batch + out, grad)] + [(s, x) for j, (s, x) in
