@@ -116,6 +116,17 @@ def _numpy_text(value):
     return str(value[()]) if value.ndim == 0 else np.array2string(value, separator=" ")
 
 
+def _numpy_repr(value):
+    """TensorFlow's `numpy=` part: a scalar as text, an array as its repr, on a
+    new line when it spans several."""
+    text = str(value[()]) if value.ndim == 0 else repr(value)
+    return "\n" + text if "\n" in text else text
+
+
+def _dtype_name(dtype):
+    return "string" if dtype.kind in "US" else str(dtype)
+
+
 class Tensor(_TensorLike):
     """An immutable value that tapes can record. Make one with `mt.constant`."""
 
@@ -127,15 +138,14 @@ class Tensor(_TensorLike):
         self._id = _new_id()
 
     def __repr__(self):
-        v = self._value
-        text = str(v[()]) if v.ndim == 0 else repr(v)
-        return f"<mt.Tensor: shape={self.shape}, dtype={self.dtype}, numpy={text}>"
+        return f"<mt.Tensor: shape={self.shape}, dtype={_dtype_name(self.dtype)}, " \
+               f"numpy={_numpy_repr(self._value)}>"
 
     def __str__(self):
         text = _numpy_text(self._value)
         if "\n" in text:
             text = "\n" + text
-        return f"mt.Tensor({text}, shape={self.shape}, dtype={self.dtype})"
+        return f"mt.Tensor({text}, shape={self.shape}, dtype={_dtype_name(self.dtype)})"
 
 
 class Variable(_TensorLike):
@@ -196,10 +206,8 @@ class Variable(_TensorLike):
         return self if read_value else None
 
     def __repr__(self):
-        v = self._value
-        text = str(v[()]) if v.ndim == 0 else repr(v)
-        return (f"<mt.Variable '{self.name}' shape={self.shape} dtype={self.dtype}, "
-                f"numpy={text}>")
+        return (f"<mt.Variable '{self.name}' shape={self.shape} "
+                f"dtype={_dtype_name(self.dtype)}, numpy={_numpy_repr(self._value)}>")
 
     __str__ = __repr__
 

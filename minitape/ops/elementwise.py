@@ -22,7 +22,7 @@ def _binary(op_type, op_name, numpy_fn, doc):
     """
     def op(x, y, name=None):
         if type(x) is not Tensor or type(y) is not Tensor \
-                or x._value.dtype is not y._value.dtype:
+                or x._value.dtype is not y._value.dtype or x._value.dtype.kind not in "fiuc":
             x, y = operands(op_name, x, y)
         try:
             value = numpy_fn(x._value, y._value)
