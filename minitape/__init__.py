@@ -5,7 +5,7 @@ Write `mt.` where TensorFlow's guide writes `tf.` (and `mt.layers.` for
 registry.py, then ops/ (each op with its gradient rule), custom.py.
 """
 from . import linalg, math, nn, random  # noqa: F401
-from . import layers  # noqa: F401
+from . import layers, test  # noqa: F401
 from .custom import custom_gradient, primitive, stop_gradient  # noqa: F401
 from .ops import *  # noqa: F401,F403
 from .ops import range  # noqa: F401

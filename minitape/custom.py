@@ -1,9 +1,9 @@
 """Controlling gradients: stop_gradient, custom_gradient and new primitive ops.
 
 - `stop_gradient(x)` returns x's value as a fresh constant: no tape tracks it.
-- `@custom_gradient` runs a function with every tape paused and records the
-  whole call as ONE op of type IdentityN, whose gradient is the `grad_fn` the
-  function returned.
+- `@custom_gradient` records the whole call of a function as ONE op of type
+  IdentityN from its inputs to (fresh copies of) its outputs, whose gradient is
+  the `grad_fn` the function returned.
 - `@primitive("MySquare")` turns a NumPy function into an op type; its
   gradient comes from `@RegisterGradient("MySquare")`.
 """
@@ -13,7 +13,7 @@ import inspect
 import numpy as np
 
 from . import nest
-from .context import state, variable_accessed
+from .context import state
 from .ops.core import constant_like, tensor_input
 from .tape import record
 from .tensor import Tensor, convert_to_tensor
@@ -37,13 +37,15 @@ def custom_gradient(f=None):
     @functools.wraps(f)
     def wrapper(*args, **kwargs):
         inputs = [convert_to_tensor(a) for a in args]
+        # Run f with the tapes recording, as TensorFlow's eager mode does: the
+        # ops inside are recorded but unreachable from the outputs (their
+        # producer is the IdentityN op below); they matter when grad_fn uses a
+        # value computed in f, which an outer tape must then differentiate.
         variables = []
-        tapes, state.tapes = state.tapes, []  # run f unrecorded
         state.variable_watchers.append(variables)
         try:
             result, grad_fn = f(*inputs, **kwargs)
         finally:
-            state.tapes = tapes
             state.variable_watchers.remove(variables)
         takes_variables = _accepts_variables(grad_fn)
         if variables and not takes_variables:
@@ -52,8 +54,6 @@ def custom_gradient(f=None):
                 f"{[v.name for v in variables]}, so its gradient function must accept "
                 "a keyword argument `variables` and return (input_grads, variable_grads)")
         outputs = [Tensor(convert_to_tensor(y)._value) for y in nest.flatten(result)]
-        for v in variables:
-            variable_accessed(v)  # now the tapes may watch them
         reads = [_snapshot(v) for v in variables]
         rule = _custom_rule(f.__name__, grad_fn, len(inputs), variables)
         if state.tapes:

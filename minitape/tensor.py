@@ -137,6 +137,10 @@ class Tensor(_TensorLike):
         self._value = value
         self._id = _new_id()
 
+    def _repr_html_(self):
+        from .display import tensor_html
+        return tensor_html(self)
+
     def __repr__(self):
         return f"<mt.Tensor: shape={self.shape}, dtype={_dtype_name(self.dtype)}, " \
                f"numpy={_numpy_repr(self._value)}>"

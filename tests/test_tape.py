@@ -544,7 +544,12 @@ def test_custom_gradient_with_variables():
         t.watch(x)
         y = scaled(x)
     assert float(y) == 6.0
-    assert [op.type for op in t.operations] == ["IdentityN"]
+    # f's own ops are recorded too (as in TensorFlow's eager mode), but the
+    # outputs come from ONE IdentityN op over the inputs and the variable read.
+    last = t.operations[-1]
+    assert last.type == "IdentityN" and last.name == "scaled"
+    assert [op.type for op in t.operations] == ["Mul", "IdentityN"]
+    assert len(last.inputs) == 2 and last.outputs[0] is y
     gx, gw = t.gradient(y, [x, w])
     assert float(gx) == 30.0    # 1 * 3 * 10
     assert float(gw) == 200.0   # 1 * 2 * 100

@@ -37,3 +37,8 @@ for _name, _fn in _OPERATORS.items():
     setattr(Tensor, _name, _fn)
     setattr(Variable, _name, _fn)
 Tensor.__pos__ = Variable.__pos__ = lambda self: self
+
+# `from minitape.ops import *` exports the ops, not the submodules (ops.nn and
+# ops.linalg must not shadow the public namespaces mt.nn and mt.linalg).
+__all__ = sorted(name for name, value in list(globals().items())
+                 if not name.startswith("_") and type(value).__name__ != "module")

@@ -68,7 +68,7 @@ def softmax(logits, axis=-1, name=None):
     axis = int(axis)
     if not -x.ndim <= axis < x.ndim:
         raise ValueError(f"softmax: axis {axis} is out of range for shape {x.shape}")
-    axis = axis - x.ndim  # negative: leading batch dims of gradients never shift it
+    axis = axis % x.ndim - x.ndim  # negative: leading batch dims never shift it
     e = np.exp(x._value - np.max(x._value, axis=axis, keepdims=True))
     return emit("Softmax", e / np.sum(e, axis=axis, keepdims=True), (x,), {"axis": axis},
                 name)
