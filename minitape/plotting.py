@@ -1,0 +1,189 @@
+"""Plotting helpers for the Jacobian, Hessian and batch-Jacobian notebooks.
+
+The notebooks, the explorers in `minitape.widgets.jacobians` and the figure
+builder (`python -m minitape.figures`) all draw with these functions, so a
+picture is defined in exactly one place.
+
+Every helper takes an optional matplotlib `ax` (a new figure is made when it is
+None) and returns the Axes it drew on, so tests can read the drawn data back
+(`ax.lines[0].get_ydata()`, `ax.images[0].get_array()`, `ax.get_title()`).
+
+matplotlib is imported inside the functions: `import minitape` never imports
+it, and this module is not imported by `minitape/__init__.py`.
+"""
+import numpy as np
+
+from . import ops
+
+
+def _new_axes(ax, ncols=1, figsize=None):
+    """`ax` itself, or the Axes of a fresh figure."""
+    if ax is not None:
+        return ax
+    import matplotlib.pyplot as plt
+    _, ax = plt.subplots(1, ncols, figsize=figsize)
+    return ax
+
+
+# --- images centred on zero ----------------------------------------------------
+
+def imshow_zero_center(image, ax=None, **kwargs):
+    """Show a matrix with a colour scale centred on zero.
+
+    White is 0, red is positive, blue is negative, and the scale runs from
+    -max|image| to +max|image|, so equal magnitudes get equal colour strength
+    whatever their sign. Extra keyword arguments go to `imshow` (the guide
+    passes `extent`). Returns the Axes; the drawn array is
+    `ax.images[-1].get_array()`.
+    """
+    ax = _new_axes(ax)
+    image = ops.convert_to_tensor(image)
+    lim = float(ops.reduce_max(abs(image))) if image.size else 0.0
+    lim = lim or 1.0  # an all-zero image: any symmetric scale will do
+    shown = ax.imshow(image.numpy(), vmin=-lim, vmax=lim, cmap="seismic", **kwargs)
+    ax.figure.colorbar(shown, ax=ax)
+    return ax
+
+
+def patches_image(j):
+    """The image `plot_as_patches` draws, built with minitape ops as in the guide.
+
+    `j` has shape (batch, outs, batch, ins). Reordering the axes to
+    (outs, batch, ins, batch) puts each (batch, batch) slice next to its
+    neighbours; a one-pixel border of value -max|j| separates the slices; a
+    reshape lays them out as one (outs * (batch + 2), ins * (batch + 2)) image.
+    Returns (image, extent) where `extent` puts slice (out k, in i) at the
+    plot coordinates (i, k).
+    """
+    j = ops.convert_to_tensor(j)
+    if j.ndim != 4:
+        raise ValueError(f"plot_as_patches: expected a (batch, outs, batch, ins) "
+                         f"Jacobian, got shape {j.shape}")
+    # Reorder axes so the diagonals will each form a contiguous patch.
+    j = ops.transpose(j, [1, 0, 3, 2])
+    # Pad in between each patch with the most negative value of the colour scale.
+    lim = ops.reduce_max(abs(j))
+    j = ops.pad(j, [[0, 0], [1, 1], [0, 0], [1, 1]], constant_values=-lim)
+    # Reshape to form a single image.
+    s = j.shape
+    image = ops.reshape(j, [s[0] * s[1], s[2] * s[3]])
+    extent = [-0.5, s[2] - 0.5, s[0] - 0.5, -0.5]
+    return image, extent
+
+
+def plot_as_patches(j, ax=None):
+    """Draw every (batch, batch) slice of a (batch, outs, batch, ins) Jacobian
+    as one patch: rows of patches are output units, columns are input features.
+    When examples are independent every patch is diagonal. Returns the Axes."""
+    image, extent = patches_image(j)
+    return imshow_zero_center(image, ax=ax, extent=extent)
+
+
+# --- curves --------------------------------------------------------------------
+
+def plot_sigmoid_jacobian(x, y, dy_dx, ax=None, delta=None):
+    """The guide's sigmoid picture: y = sigmoid(x + delta) and its Jacobian
+    with respect to the scalar `delta`, both against x.
+
+    With `delta` given, the title shows it and a dotted line marks x = -delta,
+    where the sigmoid crosses 0.5 and its slope peaks at 0.25. The y-limits
+    are fixed so that moving `delta` moves the curves, not the axes.
+    Returns the Axes (lines[0] is y, lines[1] is dy/dx).
+    """
+    ax = _new_axes(ax)
+    x = np.asarray(x)
+    ax.plot(x, np.asarray(y), label="y")
+    ax.plot(x, np.asarray(dy_dx), label="dy/dx")
+    if delta is not None:
+        delta = float(delta)
+        ax.axvline(-delta, color="gray", linestyle=":", label="x = -delta")
+        ax.set_title(f"y = sigmoid(x + delta), delta = {delta:.2f}")
+    ax.set_xlim(float(x.min()), float(x.max()))
+    ax.set_ylim(-0.05, 1.05)
+    ax.legend(loc="upper left")
+    ax.set_xlabel("x")
+    return ax
+
+
+def plot_newton_losses(losses, ax=None, title=None):
+    """Loss after each Newton step (step 0 is the starting point).
+
+    With exactly two values the ticks read "before" and "after".
+    Returns the Axes; the curve is `ax.lines[0]`.
+    """
+    ax = _new_axes(ax)
+    losses = np.asarray(losses, dtype=float)
+    steps = np.arange(len(losses))
+    ax.plot(steps, losses, marker="o")
+    for s, value in zip(steps, losses):
+        ax.annotate(f"{value:.4f}", (s, value), textcoords="offset points",
+                    xytext=(0, 8), ha="center", fontsize=9)
+    if len(losses) == 2:
+        ax.set_xticks([0, 1], ["before", "after"])
+        ax.set_xlim(-0.5, 1.5)
+    else:
+        ax.set_xticks(steps)
+        ax.set_xlabel("Newton step")
+    ax.set_ylim(bottom=min(0.0, float(np.nanmin(losses))),
+                top=float(np.nanmax(losses)) * 1.2 or 1.0)
+    ax.set_ylabel("loss")
+    ax.set_title(title or "Loss per Newton step")
+    return ax
+
+
+def plot_training_histories(histories, axes=None):
+    """Training with an input-gradient penalty, one curve per penalty weight.
+
+    `histories` maps a weight to a dict with lists `task` (the data loss) and
+    `norm` (the input-gradient norm), one value per step. Left panel: the
+    data loss; right panel: the input-gradient norm. Returns the two Axes.
+    """
+    if axes is None:
+        axes = _new_axes(None, ncols=2, figsize=(11, 4))
+    ax_task, ax_norm = axes
+    for weight, h in histories.items():
+        label = f"weight = {weight:g}"
+        ax_task.plot(np.arange(len(h["task"])), h["task"], label=label)
+        ax_norm.plot(np.arange(len(h["norm"])), h["norm"], label=label)
+    ax_task.set_title("data loss (mean squared error)")
+    ax_norm.set_title("input-gradient norm |d out / d x|")
+    for ax in axes:
+        ax.set_xlabel("training step")
+        ax.set_ylim(bottom=0)
+        ax.legend()
+    return axes
+
+
+def plot_batch_row(j, jb, row, unit, axes=None, title=None):
+    """What one output y[row, unit] depends on, and what batch_jacobian says.
+
+    Left: the image of j[row, unit], shape (batch, ins): the gradient of that
+    one output with respect to every input row (the selected row is outlined).
+    Right: the true per-example gradient j[row, unit, row, :] next to
+    batch_jacobian's jb[row, unit, :]. Returns the two Axes.
+    """
+    import matplotlib.patches as mpatches
+
+    if axes is None:
+        axes = _new_axes(None, ncols=2, figsize=(11, 4))
+    ax_img, ax_bar = axes
+    j, jb = np.asarray(j), np.asarray(jb)
+    imshow_zero_center(j[row, unit], ax=ax_img)
+    ins = j.shape[-1]
+    ax_img.add_patch(mpatches.Rectangle((-0.5, row - 0.5), ins, 1, fill=False,
+                                        edgecolor="black", linewidth=2))
+    ax_img.set_xlabel("input feature")
+    ax_img.set_ylabel("batch row of x")
+    ax_img.set_title(f"d y[{row}, {unit}] / d x")
+    true = j[row, unit, row, :]
+    given = jb[row, unit, :]
+    width = 0.4
+    features = np.arange(ins)
+    ax_bar.bar(features - width / 2, true, width, label=f"per-example  j[{row}, {unit}, {row}, :]")
+    ax_bar.bar(features + width / 2, given, width, label=f"batch_jacobian  jb[{row}, {unit}, :]")
+    ax_bar.axhline(0, color="black", linewidth=0.8)
+    ax_bar.set_xticks(features)
+    ax_bar.set_xlabel("input feature")
+    ax_bar.legend(loc="upper left", fontsize=9)
+    ax_bar.set_title(title or "per-example gradient vs batch_jacobian")
+    return axes
