@@ -46,7 +46,8 @@ def custom_gradient(f=None):
         try:
             result, grad_fn = f(*inputs, **kwargs)
         finally:
-            state.variable_watchers.remove(variables)
+            # by identity: an inner call's list may be equal to this one
+            state.variable_watchers[:] = [w for w in state.variable_watchers if w is not variables]
         takes_variables = _accepts_variables(grad_fn)
         if variables and not takes_variables:
             raise TypeError(
