@@ -4,11 +4,12 @@ Write `mt.` where TensorFlow's guide writes `tf.` (and `mt.layers.` for
 `tf.keras.layers.`). Reading order for the engine: tensor.py, tape.py,
 registry.py, then ops/ (each op with its gradient rule), custom.py.
 """
-from . import linalg, math, nn, random  # noqa: F401
-from . import layers, test  # noqa: F401
-from .custom import custom_gradient, primitive, stop_gradient  # noqa: F401
-from .ops import *  # noqa: F401,F403
+from .ops import *  # noqa: F401,F403  (first: it also binds the names ops.nn, ops.linalg)
 from .ops import range  # noqa: F401
+from . import linalg, math, nn, random  # noqa: F401  (the public namespaces win)
+from . import layers, test  # noqa: F401
+from . import autodiff  # noqa: F401
+from .custom import custom_gradient, primitive, stop_gradient  # noqa: F401
 from .layers import Module  # noqa: F401
 from .registry import NotDifferentiable, RegisterGradient  # noqa: F401
 from .tape import GradientTape, Operation, UnconnectedGradients  # noqa: F401
@@ -16,5 +17,5 @@ from .tensor import (Tensor, TensorSpec, Variable, bool_, constant,  # noqa: F40
                      convert_to_tensor, float16, float32, float64, int32, int64, string)
 
 __version__ = "0.1.0"
-from . import saved_model  # noqa: E402,F401
-from .function import function  # noqa: E402,F401
+from . import saved_model  # noqa: E402
+from .function import function  # noqa: E402

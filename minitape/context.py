@@ -23,3 +23,12 @@ def variable_accessed(variable):
     for seen in state.variable_watchers:
         if not any(v is variable for v in seen):
             seen.append(variable)
+
+
+def variable_assigned(variable, value, mode):
+    """Called by Variable.assign/assign_add/assign_sub just before the value
+    changes: a function being traced (mt.function) records the assignment."""
+    for tape in state.tapes:
+        hook = getattr(tape, "_variable_assigned", None)
+        if hook is not None:
+            hook(variable, value, mode)

@@ -14,14 +14,20 @@ import numpy as np
 
 from . import nest
 from .context import state
-from .ops.core import constant_like, tensor_input
+from .ops.core import emit, tensor_input
+from .registry import NotDifferentiable
 from .tape import record
 from .tensor import Tensor, convert_to_tensor
 
 
 def stop_gradient(input, name=None):
-    """The same value, cut off from the tape: gradients do not flow through it."""
-    return constant_like(tensor_input("stop_gradient", input)._value)
+    """The same value, cut off from the tape: the op is recorded, but it is
+    NotDifferentiable, so no gradient flows back through it."""
+    x = tensor_input("stop_gradient", input)
+    return emit("StopGradient", x._value, (x,), None, name)
+
+
+NotDifferentiable("StopGradient")
 
 
 def custom_gradient(f=None):

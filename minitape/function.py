@@ -40,7 +40,6 @@ import contextlib
 import functools
 import inspect
 import itertools
-import sys
 import threading
 import weakref
 
@@ -364,28 +363,16 @@ def _build_op_table():
                         attr("equation")),
         "Softmax": OpDef(lambda xs, a, o: ops.softmax(xs[0], a["axis"]), 1, attr("axis")),
     }
-    # Value ops: not differentiable, but their results depend on their inputs, so a
-    # trace must record them (see _ValueOpRecording).
-    value_ops = {"Equal": ops.equal, "NotEqual": ops.not_equal, "Less": ops.less,
-                 "LessEqual": ops.less_equal, "Greater": ops.greater,
-                 "GreaterEqual": ops.greater_equal, "Sign": ops.sign, "Round": ops.round,
-                 "Floor": ops.floor, "StopGradient": stop_gradient}
-    for op_type, fn in value_ops.items():
-        arity = 2 if op_type in _COMPARISONS else 1
-        table[op_type] = OpDef(_value_op_runner(op_type, fn, arity), arity)
-    return table, value_ops
-
-
-_COMPARISONS = ("Equal", "NotEqual", "Less", "LessEqual", "Greater", "GreaterEqual")
-
-
-def _value_op_runner(op_type, fn, arity):
-    def run(xs, attrs, outs):
-        out = fn(*xs[:arity])
-        if state.tapes and not _VALUE_OPS.engine_records(op_type):
-            record(op_type, tuple(xs[:arity]), (out,), None, op_type)
-        return out
-    return run
+    # Value ops: not differentiable (the engine registers them NotDifferentiable),
+    # but recorded, since their results depend on their inputs.
+    for op_type, fn in {"Equal": ops.equal, "NotEqual": ops.not_equal, "Less": ops.less,
+                        "LessEqual": ops.less_equal, "Greater": ops.greater,
+                        "GreaterEqual": ops.greater_equal}.items():
+        table[op_type] = OpDef(lambda xs, a, o, fn=fn: fn(xs[0], xs[1]), 2)
+    for op_type, fn in {"Sign": ops.sign, "Round": ops.round, "Floor": ops.floor,
+                        "StopGradient": stop_gradient}.items():
+        table[op_type] = OpDef(lambda xs, a, o, fn=fn: fn(xs[0]), 1)
+    return table
 
 
 def _pad_attrs(op):
@@ -398,124 +385,7 @@ def _pad_attrs(op):
     return {"paddings": paddings, "constant_values": fill}
 
 
-OPS, _VALUE_OP_FUNCTIONS = _build_op_table()
-for _t in _VALUE_OP_FUNCTIONS:
-    if not registry.is_registered(_t):
-        registry.NotDifferentiable(_t)
-
-
-class _ValueOpRecording:
-    """Workaround until the engine records its value ops itself.
-
-    Comparisons, sign/round/floor and stop_gradient return fresh constants that
-    no tape ever records. Inside a trace that would freeze, say, the mask of
-    `mt.where(x > 0, ...)` at its trace-time value. While any trace runs, this
-    swaps those functions (in the minitape modules and the Tensor/Variable
-    operators) for versions that also call `record` with an op of a
-    NotDifferentiable type, and restores them afterwards. A function the engine
-    already records (probed once) is left alone.
-    """
-
-    def __init__(self):
-        self._lock = threading.Lock()
-        self._depth = 0
-        self._undo = []
-        self._engine = {}
-
-    def engine_records(self, op_type):
-        if op_type not in self._engine:
-            self._engine[op_type] = _probe_records(_VALUE_OP_FUNCTIONS[op_type],
-                                                   2 if op_type in _COMPARISONS else 1)
-        return self._engine[op_type]
-
-    def acquire(self):
-        with self._lock:
-            if self._depth == 0:
-                self._install()
-            self._depth += 1
-
-    def release(self):
-        with self._lock:
-            self._depth -= 1
-            if self._depth == 0:
-                for owner, name, old in reversed(self._undo):
-                    setattr(owner, name, old)
-                self._undo = []
-
-    def _install(self):
-        replace = {}
-        for op_type, fn in _VALUE_OP_FUNCTIONS.items():
-            if not self.engine_records(op_type):
-                replace[id(fn)] = (fn, _recording(op_type, fn))
-        owners = [m for n, m in list(sys.modules.items())
-                  if m is not None and (n == "minitape" or n.startswith("minitape."))]
-        owners += [Tensor, Variable]
-        for owner in owners:
-            for name, old in list(vars(owner).items()):
-                hit = replace.get(id(old))
-                if hit is not None and hit[0] is old:
-                    self._undo.append((owner, name, old))
-                    setattr(owner, name, hit[1])
-        for mode in ("assign", "assign_add", "assign_sub"):
-            old = vars(Variable)[mode]
-            self._undo.append((Variable, mode, old))
-            setattr(Variable, mode, _recording_assign(mode, old))
-
-
-def _recording(op_type, fn):
-    from .ops.core import operands, tensor_input
-    if op_type in _COMPARISONS:
-        def recorded(x, y, name=None):
-            out = fn(x, y, name)
-            if state.tapes:
-                a, b = operands(fn.__name__, x, y)
-                record(op_type, (a, b), (out,), None, name)
-            return out
-    else:
-        def recorded(x, name=None):
-            out = fn(x, name=name)
-            if state.tapes:
-                record(op_type, (tensor_input(fn.__name__, x),), (out,), None, name)
-            return out
-    return functools.wraps(fn)(recorded)
-
-
-def _recording_assign(mode, method):
-    """`Variable.assign` (or assign_add, assign_sub) that a trace records as an
-    AssignVariableOp node. The trace sees the new value from then on, and puts
-    the old one back when it ends: the call that follows the trace assigns."""
-    def assign(self, value, *args, **kwargs):
-        tracer = next((t for t in state.tapes if isinstance(t, _Tracer)), None)
-        if tracer is None:
-            return method(self, value, *args, **kwargs)
-        x = value if type(value) is Tensor and value.dtype == self.dtype else \
-            convert_to_tensor(value, dtype=self.dtype)
-        tracer._remember(self)
-        result = method(self, x, *args, **kwargs)
-        tracer._ops.append(Operation("AssignVariableOp", (x,), (),
-                                     {"variable": self, "mode": mode}, mode))
-        return result
-    return functools.wraps(method)(assign)
-
-
-class _Probe:
-    _watch_accessed_variables = False
-
-    def __init__(self):
-        self._producer, self._ops = _EveryId(), []
-
-
-def _probe_records(fn, arity):
-    probe = _Probe()
-    saved, state.tapes = state.tapes, [probe]
-    try:
-        fn(*[Tensor(np.float32(1.5))] * arity)
-    finally:
-        state.tapes = saved
-    return bool(probe._ops)
-
-
-_VALUE_OPS = _ValueOpRecording()
+OPS = _build_op_table()
 
 
 # --- tracing ----------------------------------------------------------------------
@@ -592,8 +462,16 @@ class _Tracer:
     def _watch_variable(self, variable):
         self._variables[variable._id] = variable
 
-    def _remember(self, variable):
+    def _variable_assigned(self, variable, value, mode):
+        """`variable.assign*(value)` during the trace (the engine calls this just
+        before the value changes): record it as an AssignVariableOp node, so every
+        call assigns. The trace sees the new value from then on, and the variable
+        gets its old value back when the trace ends."""
+        x = value if type(value) is Tensor and value.dtype == variable.dtype else \
+            convert_to_tensor(value, dtype=variable.dtype)
         self._assigned.setdefault(variable._id, (variable, variable._value))
+        self._ops.append(Operation("AssignVariableOp", (x,), (),
+                                   {"variable": variable, "mode": mode}, mode))
 
     def placeholder(self, value_tensor):
         t = Tensor(np.array(value_tensor._value))  # its own array (see _forward_value)
@@ -608,11 +486,9 @@ class _Tracer:
         record the replay instead)."""
         saved_tapes, saved_watchers = state.tapes, state.variable_watchers
         state.tapes, state.variable_watchers = [self], [self._watcher]
-        _VALUE_OPS.acquire()
         try:
             yield self
         finally:
-            _VALUE_OPS.release()
             state.tapes, state.variable_watchers = saved_tapes, saved_watchers
             for variable, old in self._assigned.values():
                 variable._value = old  # the replay will assign

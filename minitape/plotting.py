@@ -187,3 +187,45 @@ def plot_batch_row(j, jb, row, unit, axes=None, title=None):
     ax_bar.legend(loc="upper left", fontsize=9)
     ax_bar.set_title(title or "per-example gradient vs batch_jacobian")
     return axes
+
+
+# --- 10: forward mode -----------------------------------------------------------------
+
+def plot_direction_work(forward, reverse, auto, ax=None, title=None):
+    """Two bars (log scale): the numbers computed by a forward-mode and a
+    reverse-mode Jacobian; the bar of the direction "auto" picks is solid, the
+    other hatched. Returns the Axes; the bars are `ax.patches`."""
+    ax = _new_axes(ax)
+    heights = [forward, reverse]
+    bars = ax.bar(["forward", "reverse"], heights, color=["C0", "C1"])
+    for bar, name, value in zip(bars, ["forward", "reverse"], heights):
+        if name != auto:
+            bar.set_alpha(0.35)
+            bar.set_hatch("//")
+        ax.annotate(f"{value:,}", (bar.get_x() + bar.get_width() / 2, value),
+                    textcoords="offset points", xytext=(0, 4), ha="center")
+    ax.set_yscale("log")
+    ax.set_ylim(1, max(heights) * 10)
+    ax.set_ylabel("numbers computed")
+    ax.set_title(title or "Jacobian: forward vs reverse mode")
+    ax.text(0.02, 0.95, f"auto picks {auto}", transform=ax.transAxes, va="top")
+    return ax
+
+
+def plot_scaling(x, series, ax=None, xlabel=None, ylabel=None, title=None):
+    """Several costs against a size, on log-log axes: `series` maps a label to
+    one value per entry of `x` (None where not measured). Returns the Axes;
+    the curves are `ax.lines`, in the order of `series`."""
+    ax = _new_axes(ax)
+    for label, values in series.items():
+        points = [(a, b) for a, b in zip(x, values) if b is not None]
+        ax.plot(*zip(*points), marker="o", label=label)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.set_xlabel(xlabel or "size")
+    ax.set_ylabel(ylabel or "cost")
+    if title:
+        ax.set_title(title)
+    ax.legend()
+    return ax

@@ -8,9 +8,15 @@ Built-in rules are registered with `batch_safe=True`: they accept upstream
 gradients with extra leading dimensions (`batch_ndim` tells how many), which is
 how `jacobian` runs one backward pass for all rows at once. Rules registered by
 users are assumed not to, and the tape calls them one row at a time.
+
+Forward mode has a second, smaller registry: `RegisterJVP("Sin")` registers
+`jvp(op, *input_tangents) -> output tangent(s)`, the Jacobian-vector product of
+one op (see `autodiff.py`). An op type with a gradient rule but no JVP rule
+still works in forward mode, through its gradient rule (`lookup_jvp`).
 """
 
 _rules = {}  # op type -> (function, batch_safe), or None for NotDifferentiable
+_jvp_rules = {}  # op type -> (function, batch_safe): forward mode
 
 
 class RegisterGradient:
@@ -35,6 +41,34 @@ class RegisterGradient:
         return fn
 
 
+class RegisterJVP:
+    """Decorator: `@RegisterJVP("Sin")` registers the forward-mode rule
+    `jvp(op, *input_tangents)` for an op type.
+
+    The rule gets one tangent per input of the op (None where an input has no
+    tangent, which means zero; at least one is not None) and returns one tangent
+    per output (None means zero), written with minitape ops, like gradient
+    rules, so that tapes can differentiate forward mode too. A tangent has the
+    shape of its tensor, possibly with extra leading batch dims (a batch of
+    directions, as `jacobian` uses); rules registered with `batch_safe=True`
+    accept those, others are called one direction at a time.
+    """
+
+    def __init__(self, op_type, *, batch_safe=False):
+        if not isinstance(op_type, str):
+            raise TypeError(f"RegisterJVP: op_type must be a string, got {op_type!r}")
+        self._op_type = op_type
+        self._batch_safe = batch_safe
+
+    def __call__(self, fn):
+        old = _jvp_rules.get(self._op_type)
+        if old is not None and _qualname(old[0]) != _qualname(fn):
+            raise KeyError(f"Registering two JVP rules with name '{self._op_type}'! "
+                           f"(already registered: {_qualname(old[0])})")
+        _jvp_rules[self._op_type] = (fn, self._batch_safe)
+        return fn
+
+
 def _qualname(fn):
     return f"{getattr(fn, '__module__', '?')}.{getattr(fn, '__qualname__', repr(fn))}"
 
@@ -47,6 +81,7 @@ def NotDifferentiable(op_type):
 def unregister(op_type):
     """Remove a registration (tests and saved-model loading use this)."""
     _rules.pop(op_type, None)
+    _jvp_rules.pop(op_type, None)
 
 
 def is_registered(op_type):
@@ -69,6 +104,30 @@ def lookup(op):
     except KeyError:
         raise LookupError(f"No gradient defined for operation '{op.name}' "
                           f"(op type: {op.type})") from None
+
+
+def lookup_jvp(op):
+    """(jvp rule, batch_safe) for a recorded op, or None if it is not differentiable.
+
+    An op with a JVP rule uses it. One without (a custom_gradient call, a user's
+    primitive with only a gradient rule) gets `autodiff.jvp_from_gradient`,
+    which works through its gradient rule. An op with neither raises LookupError.
+    """
+    attrs = op.attrs
+    if not (attrs and ("_custom_rule" in attrs or "_gradient_op_type" in attrs)):
+        entry = _jvp_rules.get(op.type)
+        if entry is not None:
+            return entry
+    try:
+        gradient = lookup(op)
+    except LookupError as e:
+        raise LookupError(f"{e}; forward mode needs a JVP rule "
+                          "(mt.autodiff.RegisterJVP) or a gradient (mt.RegisterGradient)"
+                          ) from None
+    if gradient is None:  # NotDifferentiable: the tangent is zero
+        return None
+    from .autodiff import jvp_from_gradient
+    return jvp_from_gradient, True
 
 
 def batch_ndim(op, grad):

@@ -15,7 +15,7 @@ import numbers
 
 import numpy as np
 
-from .context import variable_accessed
+from .context import state, variable_accessed, variable_assigned
 
 float16 = np.dtype("float16")
 float32 = np.dtype("float32")
@@ -196,17 +196,24 @@ class Variable(_TensorLike):
         return new
 
     def assign(self, value, read_value=True):
-        self._value = _frozen(self._new_value(value, "assign"))
+        new = self._new_value(value, "assign")
+        if state.tapes:
+            variable_assigned(self, value, "assign")
+        self._value = _frozen(new)
         return self if read_value else None
 
     def assign_add(self, delta, read_value=True):
-        delta = self._new_value(delta, "assign_add")
-        self._value = _frozen(self._value + delta)
+        new = self._value + self._new_value(delta, "assign_add")
+        if state.tapes:
+            variable_assigned(self, delta, "assign_add")
+        self._value = _frozen(new)
         return self if read_value else None
 
     def assign_sub(self, delta, read_value=True):
-        delta = self._new_value(delta, "assign_sub")
-        self._value = _frozen(self._value - delta)
+        new = self._value - self._new_value(delta, "assign_sub")
+        if state.tapes:
+            variable_assigned(self, delta, "assign_sub")
+        self._value = _frozen(new)
         return self if read_value else None
 
     def __repr__(self):
@@ -251,8 +258,8 @@ def _to_numpy(value, dtype, what):
         array = value
     else:
         array = np.asarray(value)
-        if array.dtype == np.float64:
-            array = array.astype(float32)
+        if array.dtype == np.float64 and dtype is None:
+            array = array.astype(float32)  # (with a dtype: convert once, below)
         elif array.dtype.kind == "i" and not isinstance(value, np.integer):
             if array.size == 0 or (np.abs(array).max() < 2**31):
                 array = array.astype(int32)

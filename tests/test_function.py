@@ -405,3 +405,13 @@ def test_variable_assignments_are_replayed():
     assert "AssignVariableOp(" in text and "'mode': 'assign_add'" in text
     assert Variable.assign_add.__module__ == "minitape.tensor"  # unpatched after tracing
 
+
+def test_forward_mode_through_a_call():
+    @mt.function
+    def f(x):
+        return mt.sin(x) * x
+
+    x = mt.constant(0.5, dtype=mt.float64)
+    with mt.autodiff.ForwardAccumulator(x, mt.constant(1.0, dtype=mt.float64)) as acc:
+        y = f(x)
+    assert np.isclose(float(acc.jvp(y)), np.cos(0.5) * 0.5 + np.sin(0.5))

@@ -791,3 +791,9 @@ def test_backward_pass_visits_only_ops_between_sources_and_target():
     assert float(in2[0]) == pytest.approx(15.0 * np.cos(2.0))
     # Stepping by hand is not the tape's one use.
     assert float(t.gradient(y, x)) == pytest.approx(15.0 * np.cos(2.0))
+
+
+def test_python_floats_with_a_float64_dtype_are_not_rounded_through_float32():
+    assert mt.constant(0.7, dtype=mt.float64).numpy() == 0.7
+    assert mt.Variable(0.7, dtype=mt.float64).numpy() == 0.7
+    assert mt.constant(0.7).dtype == mt.float32  # TensorFlow's default stays

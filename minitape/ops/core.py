@@ -1,4 +1,5 @@
-"""What every op shares: checking inputs, emitting results, undoing broadcasting."""
+"""What every op shares: checking inputs, emitting results, undoing broadcasting,
+and shaping tangents for forward-mode rules."""
 import numpy as np
 
 from ..context import state
@@ -43,14 +44,38 @@ def float_input(op_name, x):
     return x
 
 
+_numbers = {}  # (dtype, Python number) -> a constant Tensor holding it
+
+
+def number(dtype, value):
+    """The Python number `value` as a constant tensor of `dtype`.
+
+    `y * 2.0` in a loop, or `1 - y * y` in a gradient rule, would make the same
+    constant again on every call, and converting a Python float to a NumPy
+    scalar costs about as much as the multiplication itself. Tensors never
+    change, so one constant per (dtype, value) can be shared by every op that
+    uses it. The cache is small and starts over when full. Zero is not cached:
+    0.0 == -0.0, but they are different constants (1 / -0.0 is -inf).
+    """
+    key = (dtype, value)
+    t = _numbers.get(key)
+    if t is None:
+        t = Tensor(dtype.type(value))
+        if value:
+            if len(_numbers) >= 256:
+                _numbers.clear()
+            _numbers[key] = t
+    return t
+
+
 def operands(op_name, x, y):
     """Two operands as tensors of one dtype: Python numbers and arrays take the
     dtype of the tensor beside them; two tensors of different dtypes are an error."""
     tx, ty = type(x), type(y)
     if tx is Tensor and (ty is float or ty is int) and x._value.dtype.kind == "f":
-        return x, Tensor(x._value.dtype.type(y))   # the common `y * 2.0`
+        return x, number(x._value.dtype, y)   # the common `y * 2.0`
     if ty is Tensor and (tx is float or tx is int) and y._value.dtype.kind == "f":
-        return Tensor(y._value.dtype.type(x)), y   # and `1 - y`
+        return number(y._value.dtype, x), y   # and `1 - y`
     if tx is Tensor and ty is Tensor:
         if x._value.dtype != y._value.dtype:
             raise TypeError(f"{op_name}: the operands have different dtypes, "
@@ -106,10 +131,44 @@ def unbroadcast(grad, shape, batch_ndim):
     target = gshape[:batch_ndim] + shape
     if gshape == target:
         return grad
-    from .reductions import reduce_sum
-    from .shapes import reshape
     extra = len(gshape) - len(target)
     axes = list(range(batch_ndim, batch_ndim + extra))
     axes += [batch_ndim + extra + i for i, n in enumerate(shape)
              if n == 1 and gshape[batch_ndim + extra + i] != 1]
     return reshape(reduce_sum(grad, axes), target)
+
+
+def tangent_batch(op, tangents):
+    """The leading batch shape that an op's input tangents carry: () for one
+    direction, (n,) for a batch of n directions (forward-mode jacobians)."""
+    for t, x in zip(tangents, op.inputs):
+        if t is not None:
+            return t._value.shape[:t._value.ndim - x._value.ndim]
+    return ()
+
+
+def lift(tangent, x, ndim):
+    """The tangent of input `x`, reshaped to broadcast against a result of rank
+    `ndim`. NumPy lines shapes up from the right, so a batch of tangents of an
+    x with fewer dims than the result needs ones between its batch dims and
+    x's own dims: a batch (n,) + (3,) against a result (2, 3) -> (n, 1, 3)."""
+    if tangent is None:
+        return None
+    nb = tangent._value.ndim - x._value.ndim
+    if nb == 0 or ndim <= x._value.ndim:
+        return tangent
+    return reshape(tangent, tangent.shape[:nb] + (1,) * (ndim - x.ndim) + x.shape)
+
+
+def full_tangent(tangent, shape):
+    """`tangent` broadcast to `shape` (an output tangent must have the output's
+    full shape, plus batch dims, even where it does not vary)."""
+    if tangent._value.shape == shape:
+        return tangent
+    return broadcast_to(tangent, shape)
+
+
+# The shape ops and reductions import this module, so they come last; the
+# functions above only use them when called.
+from .reductions import reduce_sum  # noqa: E402
+from .shapes import broadcast_to, reshape  # noqa: E402

@@ -3,15 +3,20 @@
 Rules see `grad` with the output's shape, possibly with extra leading batch dims
 (vectorised jacobians). Elementwise products broadcast over those dims by
 themselves; `unbroadcast` sums each gradient back to its input's shape.
+
+Under each gradient rule sits the op's JVP rule (forward mode): it gets one
+tangent per input, shaped like that input (None means zero), possibly with
+leading batch dims too, and returns the output's tangent. For a binary op the
+tangents are first `lift`ed so they broadcast against the output.
 """
 import operator
 
 import numpy as np
 
-from ..registry import RegisterGradient, batch_ndim
+from ..registry import NotDifferentiable, RegisterGradient, RegisterJVP, batch_ndim
 from ..tensor import Tensor
-from .core import (broadcast_error, constant_like, emit, float_input, operands,
-                   tensor_input, unbroadcast)
+from .core import (broadcast_error, constant_like, emit, float_input, full_tangent, lift,
+                   operands, tangent_batch, tensor_input, unbroadcast)
 
 
 def _binary(op_type, op_name, numpy_fn, doc):
@@ -58,6 +63,19 @@ def _both(op, grad, gx, gy):
             None if gy is None else unbroadcast(gy, y._value.shape, nb))
 
 
+def _lifted(op, tx, ty):
+    """The tangents of x and y, shaped to broadcast against the output."""
+    x, y = op.inputs
+    ndim = op.outputs[0]._value.ndim
+    return lift(tx, x, ndim), lift(ty, y, ndim)
+
+
+def _sum_jvp(op, batch, a, b):
+    """The output tangent a + b from two terms (None is zero), at full shape."""
+    t = a if b is None else b if a is None else a + b
+    return full_tangent(t, batch + op.outputs[0]._value.shape)
+
+
 # op.needs[i] is False when input i leads to no source (set by the backward
 # walk), so rules skip gradients nobody asked for.
 
@@ -66,7 +84,12 @@ add = _binary("AddV2", "add", operator.add, "x + y, elementwise with broadcastin
 
 @RegisterGradient("AddV2", batch_safe=True)
 def _add_grad(op, grad):
-    return _both(op, grad, grad, grad)
+    return _both(op, grad, grad if op.needs[0] else None, grad if op.needs[1] else None)
+
+
+@RegisterJVP("AddV2", batch_safe=True)
+def _add_jvp(op, tx, ty):
+    return _sum_jvp(op, tangent_batch(op, (tx, ty)), *_lifted(op, tx, ty))
 
 
 subtract = _binary("Sub", "subtract", operator.sub, "x - y, elementwise.")
@@ -74,7 +97,14 @@ subtract = _binary("Sub", "subtract", operator.sub, "x - y, elementwise.")
 
 @RegisterGradient("Sub", batch_safe=True)
 def _sub_grad(op, grad):
-    return _both(op, grad, grad, -grad if op.needs[1] else None)
+    return _both(op, grad, grad if op.needs[0] else None, -grad if op.needs[1] else None)
+
+
+@RegisterJVP("Sub", batch_safe=True)
+def _sub_jvp(op, tx, ty):
+    batch = tangent_batch(op, (tx, ty))
+    tx, ty = _lifted(op, tx, ty)
+    return _sum_jvp(op, batch, tx, None if ty is None else -ty)
 
 
 multiply = _binary("Mul", "multiply", operator.mul, "x * y, elementwise.")
@@ -87,6 +117,15 @@ def _mul_grad(op, grad):
                  grad * x if op.needs[1] else None)
 
 
+@RegisterJVP("Mul", batch_safe=True)
+def _mul_jvp(op, tx, ty):
+    x, y = op.inputs
+    batch = tangent_batch(op, (tx, ty))
+    tx, ty = _lifted(op, tx, ty)
+    return _sum_jvp(op, batch, None if tx is None else tx * y,
+                    None if ty is None else x * ty)
+
+
 divide = _binary("RealDiv", "divide", operator.truediv, "x / y, elementwise.")
 
 
@@ -95,7 +134,16 @@ def _div_grad(op, grad):
     y, z = op.inputs[1], op.outputs[0]   # z = x / y
     gx = grad / y
     gy = -gx * z if op.needs[1] else None  # d(x/y)/dy = -x/y**2 = -(1/y) z
-    return _both(op, grad, gx, gy)
+    return _both(op, grad, gx if op.needs[0] else None, gy)
+
+
+@RegisterJVP("RealDiv", batch_safe=True)
+def _div_jvp(op, tx, ty):
+    y, z = op.inputs[1], op.outputs[0]
+    batch = tangent_batch(op, (tx, ty))
+    tx, ty = _lifted(op, tx, ty)
+    return _sum_jvp(op, batch, None if tx is None else tx / y,
+                    None if ty is None else -ty * (z / y))
 
 
 pow = _binary("Pow", "pow", operator.pow, "x ** y, elementwise.")
@@ -105,13 +153,24 @@ pow = _binary("Pow", "pow", operator.pow, "x ** y, elementwise.")
 def _pow_grad(op, grad):
     x, y = op.inputs
     gx = grad * y * pow(x, y - 1) if op.needs[0] else None
-    gy = None
-    if op.needs[1]:
-        # d(x**y)/dy = x**y * log(x), taken as 0 where x <= 0 (as TensorFlow does).
-        positive = constant_like(x._value > 0)
-        log_x = where(positive, log(where(positive, x, 1)), 0)
-        gy = grad * op.outputs[0] * log_x
+    gy = grad * op.outputs[0] * _log_base(x) if op.needs[1] else None
     return _both(op, grad, gx, gy)
+
+
+def _log_base(x):
+    """log(x) for d(x**y)/dy = x**y * log(x), taken as 0 where x <= 0 (as
+    TensorFlow does)."""
+    positive = greater(x, 0)
+    return where(positive, log(where(positive, x, 1)), 0)
+
+
+@RegisterJVP("Pow", batch_safe=True)
+def _pow_jvp(op, tx, ty):
+    x, y = op.inputs
+    batch = tangent_batch(op, (tx, ty))
+    tx, ty = _lifted(op, tx, ty)
+    return _sum_jvp(op, batch, None if tx is None else tx * (y * pow(x, y - 1)),
+                    None if ty is None else ty * (op.outputs[0] * _log_base(x)))
 
 
 negative = _unary("Neg", "negative", operator.neg, "-x.", kinds="biufc")
@@ -122,12 +181,24 @@ def _neg_grad(op, grad):
     return -grad
 
 
+@RegisterJVP("Neg", batch_safe=True)
+def _neg_jvp(op, t):
+    return -t
+
+
 square = _unary("Square", "square", np.square, "x * x.", kinds="biufc")
 
 
 @RegisterGradient("Square", batch_safe=True)
 def _square_grad(op, grad):
     return grad * (2 * op.inputs[0])
+
+
+# An elementwise f(x) has a diagonal Jacobian, f'(x): the gradient multiplies the
+# upstream gradient by f'(x) and the JVP multiplies the tangent by the same
+# f'(x). So for these ops the JVP rule *is* the gradient rule, with the tangent
+# in the place of the upstream gradient.
+RegisterJVP("Square", batch_safe=True)(_square_grad)
 
 
 sqrt = _unary("Sqrt", "sqrt", np.sqrt, "Square root.")
@@ -138,12 +209,18 @@ def _sqrt_grad(op, grad):
     return grad / (2 * op.outputs[0])
 
 
+RegisterJVP("Sqrt", batch_safe=True)(_sqrt_grad)  # diagonal Jacobian (see Square)
+
+
 exp = _unary("Exp", "exp", np.exp, "e ** x.")
 
 
 @RegisterGradient("Exp", batch_safe=True)
 def _exp_grad(op, grad):
     return grad * op.outputs[0]
+
+
+RegisterJVP("Exp", batch_safe=True)(_exp_grad)  # diagonal Jacobian (see Square)
 
 
 log = _unary("Log", "log", np.log, "Natural logarithm.")
@@ -154,6 +231,9 @@ def _log_grad(op, grad):
     return grad / op.inputs[0]
 
 
+RegisterJVP("Log", batch_safe=True)(_log_grad)  # diagonal Jacobian (see Square)
+
+
 sin = _unary("Sin", "sin", np.sin, "Sine.")
 
 
@@ -162,12 +242,18 @@ def _sin_grad(op, grad):
     return grad * cos(op.inputs[0])
 
 
+RegisterJVP("Sin", batch_safe=True)(_sin_grad)  # diagonal Jacobian (see Square)
+
+
 cos = _unary("Cos", "cos", np.cos, "Cosine.")
 
 
 @RegisterGradient("Cos", batch_safe=True)
 def _cos_grad(op, grad):
     return -grad * sin(op.inputs[0])
+
+
+RegisterJVP("Cos", batch_safe=True)(_cos_grad)  # diagonal Jacobian (see Square)
 
 
 tanh = _unary("Tanh", "tanh", np.tanh, "Hyperbolic tangent.")
@@ -179,12 +265,18 @@ def _tanh_grad(op, grad):
     return grad * (1 - y * y)
 
 
+RegisterJVP("Tanh", batch_safe=True)(_tanh_grad)  # diagonal Jacobian (see Square)
+
+
 abs = _unary("Abs", "abs", np.abs, "|x|.", kinds="biufc")
 
 
 @RegisterGradient("Abs", batch_safe=True)
 def _abs_grad(op, grad):
     return grad * sign(op.inputs[0])
+
+
+RegisterJVP("Abs", batch_safe=True)(_abs_grad)  # diagonal Jacobian (see Square)
 
 
 def _select(op_type, op_name, pick_x, x, y, name):
@@ -206,20 +298,46 @@ def minimum(x, y, name=None):
 
 def _select_grad(op, grad, x_wins):
     """The gradient goes to whichever input was picked (x on ties)."""
-    mask = constant_like(x_wins.astype(grad.dtype))
-    return _both(op, grad, grad * mask, grad * (1 - mask))
+    zero = np.zeros((), grad.dtype)
+    return _both(op, grad, where(x_wins, grad, zero) if op.needs[0] else None,
+                 where(x_wins, zero, grad) if op.needs[1] else None)
 
+
+# Masks like `x >= y` are made with (recorded, not differentiable) comparison
+# ops rather than NumPy, so a gradient traced into an mt.function recomputes
+# them on every call instead of freezing the values seen while tracing.
 
 @RegisterGradient("Maximum", batch_safe=True)
 def _maximum_grad(op, grad):
     x, y = op.inputs
-    return _select_grad(op, grad, np.asarray(x._value >= y._value))
+    return _select_grad(op, grad, greater_equal(x, y))
 
 
 @RegisterGradient("Minimum", batch_safe=True)
 def _minimum_grad(op, grad):
     x, y = op.inputs
-    return _select_grad(op, grad, np.asarray(x._value <= y._value))
+    return _select_grad(op, grad, less_equal(x, y))
+
+
+def _select_jvp(op, tx, ty, x_wins):
+    """The output's tangent is the tangent of whichever input was picked."""
+    batch = tangent_batch(op, (tx, ty))
+    tx, ty = _lifted(op, tx, ty)
+    zero = np.zeros((), op.outputs[0].dtype)
+    t = where(x_wins, zero if tx is None else tx, zero if ty is None else ty)
+    return full_tangent(t, batch + op.outputs[0].shape)
+
+
+@RegisterJVP("Maximum", batch_safe=True)
+def _maximum_jvp(op, tx, ty):
+    x, y = op.inputs
+    return _select_jvp(op, tx, ty, greater_equal(x, y))
+
+
+@RegisterJVP("Minimum", batch_safe=True)
+def _minimum_jvp(op, tx, ty):
+    x, y = op.inputs
+    return _select_jvp(op, tx, ty, less_equal(x, y))
 
 
 def where(condition, x, y, name=None):
@@ -242,8 +360,19 @@ def _where_grad(op, grad):
     nb = batch_ndim(op, grad)
     zero = np.zeros((), grad.dtype)
     return (None,
-            unbroadcast(where(condition, grad, zero), x.shape, nb),
-            unbroadcast(where(condition, zero, grad), y.shape, nb))
+            unbroadcast(where(condition, grad, zero), x.shape, nb) if op.needs[1] else None,
+            unbroadcast(where(condition, zero, grad), y.shape, nb) if op.needs[2] else None)
+
+
+@RegisterJVP("SelectV2", batch_safe=True)
+def _where_jvp(op, tc, tx, ty):
+    condition, x, y = op.inputs
+    batch = tangent_batch(op, (tc, tx, ty))
+    ndim = op.outputs[0].ndim
+    zero = np.zeros((), op.outputs[0].dtype)
+    tx = zero if tx is None else lift(tx, x, ndim)
+    ty = zero if ty is None else lift(ty, y, ndim)
+    return full_tangent(where(condition, tx, ty), batch + op.outputs[0].shape)
 
 
 def cast(x, dtype, name=None):
@@ -263,34 +392,39 @@ def _cast_grad(op, grad):
     return None
 
 
-# Not differentiable: their outputs are constants, so no tape records them.
-def sign(x, name=None):
-    return constant_like(np.sign(tensor_input("sign", x)._value))
+@RegisterJVP("Cast", batch_safe=True)
+def _cast_jvp(op, t):
+    dtype = op.attrs["DstT"]
+    return cast(t, dtype) if dtype.kind in "fc" else None
 
 
-def round(x, name=None):
-    return constant_like(np.round(tensor_input("round", x)._value))
+# Not differentiable: recorded like any op (so traces replay them), but their
+# inputs get no gradient (NotDifferentiable) and no tangent.
+sign = _unary("Sign", "sign", np.sign, "-1, 0 or 1 (not differentiable).", kinds="biufc")
+round = _unary("Round", "round", np.round, "Round half to even (not differentiable).")
+floor = _unary("Floor", "floor", np.floor, "Round down (not differentiable).")
 
 
-def floor(x, name=None):
-    return constant_like(np.floor(tensor_input("floor", x)._value))
-
-
-def _comparison(op_name, numpy_fn):
+def _comparison(op_type, op_name, numpy_fn):
     def compare(x, y, name=None):
         x, y = operands(op_name, x, y)
         try:
-            return constant_like(np.asarray(numpy_fn(x._value, y._value)))
+            value = np.asarray(numpy_fn(x._value, y._value))
         except ValueError:
             raise broadcast_error(op_name, x, y) from None
-    compare.__name__ = op_name
+        return emit(op_type, value, (x, y), None, name)
+    compare.__name__ = compare.__qualname__ = op_name
     compare.__doc__ = f"Elementwise `{op_name}` (a bool tensor, not differentiable)."
     return compare
 
 
-equal = _comparison("equal", np.equal)
-not_equal = _comparison("not_equal", np.not_equal)
-less = _comparison("less", np.less)
-less_equal = _comparison("less_equal", np.less_equal)
-greater = _comparison("greater", np.greater)
-greater_equal = _comparison("greater_equal", np.greater_equal)
+equal = _comparison("Equal", "equal", np.equal)
+not_equal = _comparison("NotEqual", "not_equal", np.not_equal)
+less = _comparison("Less", "less", np.less)
+less_equal = _comparison("LessEqual", "less_equal", np.less_equal)
+greater = _comparison("Greater", "greater", np.greater)
+greater_equal = _comparison("GreaterEqual", "greater_equal", np.greater_equal)
+
+for _op_type in ("Sign", "Round", "Floor", "Equal", "NotEqual", "Less", "LessEqual",
+                 "Greater", "GreaterEqual"):
+    NotDifferentiable(_op_type)

@@ -2,13 +2,18 @@
 
 Each rule reuses the op's output where the math allows (sigmoid' = y(1-y),
 tanh' = 1-y^2, elu' = y+1 for x<0): the output is on the tape anyway.
+
+The activations are elementwise, so their Jacobians are diagonal and each JVP
+rule is the gradient rule with the tangent in the place of the upstream
+gradient. Softmax's Jacobian, diag(y) - y y^T, is symmetric, so for softmax too
+the JVP is the same formula as the gradient.
 """
 import numpy as np
 
-from ..registry import RegisterGradient
-from .core import constant_like, emit, float_input
-from .elementwise import exp, where
-from .reductions import reduce_sum
+from ..registry import RegisterGradient, RegisterJVP
+from .core import emit, float_input
+from .elementwise import exp, greater, where
+from .reductions import reduce_max, reduce_sum
 
 
 def sigmoid(x, name=None):
@@ -26,6 +31,9 @@ def _sigmoid_grad(op, grad):
     return grad * (y * (1 - y))
 
 
+RegisterJVP("Sigmoid", batch_safe=True)(_sigmoid_grad)
+
+
 def relu(features, name=None):
     x = float_input("relu", features)
     return emit("Relu", np.maximum(x._value, 0), (x,), None, name)
@@ -33,8 +41,10 @@ def relu(features, name=None):
 
 @RegisterGradient("Relu", batch_safe=True)
 def _relu_grad(op, grad):
-    x = op.inputs[0]._value
-    return grad * constant_like((x > 0).astype(x.dtype))
+    return where(greater(op.inputs[0], 0), grad, np.zeros((), grad.dtype))
+
+
+RegisterJVP("Relu", batch_safe=True)(_relu_grad)
 
 
 def elu(features, name=None):
@@ -47,8 +57,10 @@ def elu(features, name=None):
 
 @RegisterGradient("Elu", batch_safe=True)
 def _elu_grad(op, grad):
-    positive = constant_like(op.inputs[0]._value > 0)
-    return where(positive, grad, grad * (op.outputs[0] + 1))
+    return where(greater(op.inputs[0], 0), grad, grad * (op.outputs[0] + 1))
+
+
+RegisterJVP("Elu", batch_safe=True)(_elu_grad)
 
 
 def softplus(features, name=None):
@@ -61,6 +73,9 @@ def softplus(features, name=None):
 @RegisterGradient("Softplus", batch_safe=True)
 def _softplus_grad(op, grad):
     return grad * sigmoid(op.inputs[0])
+
+
+RegisterJVP("Softplus", batch_safe=True)(_softplus_grad)
 
 
 def softmax(logits, axis=-1, name=None):
@@ -81,8 +96,12 @@ def _softmax_grad(op, grad):
     return y * (grad - reduce_sum(grad * y, axis=axis, keepdims=True))
 
 
+RegisterJVP("Softmax", batch_safe=True)(_softmax_grad)
+
+
 def log_softmax(logits, axis=-1, name=None):
     x = float_input("log_softmax", logits)
-    shifted = x - constant_like(np.max(x._value, axis=int(axis), keepdims=True))
+    from ..custom import stop_gradient
+    shifted = x - stop_gradient(reduce_max(x, axis=int(axis), keepdims=True))
     from .elementwise import log
     return shifted - log(reduce_sum(exp(shifted), axis=axis, keepdims=True))

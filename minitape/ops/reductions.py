@@ -2,12 +2,15 @@
 
 Every reduction remembers `kept_shape`, the input's shape with the reduced axes
 set to 1. Its gradient reshapes the upstream gradient to that shape and
-broadcasts it back over the reduced axes (`_spread`).
+broadcasts it back over the reduced axes (`_spread`). Its JVP rule reduces the
+tangent the same way, over the same axes shifted past the tangent's batch dims
+(`_shifted`).
 """
 import numpy as np
 
-from ..registry import RegisterGradient, batch_ndim
+from ..registry import RegisterGradient, RegisterJVP, batch_ndim
 from .core import constant_like, emit, float_input, normalize_axes, tensor_input
+from .shapes import broadcast_to, reshape, transpose
 
 
 def _reduce(op_type, op_name, numpy_fn, x, axis, keepdims, name, need_float=False):
@@ -23,11 +26,16 @@ def _reduce(op_type, op_name, numpy_fn, x, axis, keepdims, name, need_float=Fals
 
 def _spread(op, grad):
     """Copy the upstream gradient back over the reduced axes."""
-    from .shapes import broadcast_to, reshape
     nb = batch_ndim(op, grad)
     batch = grad.shape[:nb]
     g = reshape(grad, batch + op.attrs["kept_shape"])
     return broadcast_to(g, batch + op.inputs[0].shape)
+
+
+def _shifted(op, t):
+    """The reduced axes of the op, as axes of its input's tangent `t`."""
+    nb = t.ndim - op.inputs[0].ndim
+    return [nb + a for a in op.attrs["axis"]]
 
 
 def reduce_sum(input_tensor, axis=None, keepdims=False, name=None):
@@ -37,6 +45,11 @@ def reduce_sum(input_tensor, axis=None, keepdims=False, name=None):
 @RegisterGradient("Sum", batch_safe=True)
 def _sum_grad(op, grad):
     return _spread(op, grad)
+
+
+@RegisterJVP("Sum", batch_safe=True)
+def _sum_jvp(op, t):
+    return reduce_sum(t, _shifted(op, t), keepdims=op.attrs["keepdims"])
 
 
 def reduce_mean(input_tensor, axis=None, keepdims=False, name=None):
@@ -50,6 +63,11 @@ def _mean_grad(op, grad):
     return _spread(op, grad / count)
 
 
+@RegisterJVP("Mean", batch_safe=True)
+def _mean_jvp(op, t):
+    return reduce_mean(t, _shifted(op, t), keepdims=op.attrs["keepdims"])
+
+
 def reduce_max(input_tensor, axis=None, keepdims=False, name=None):
     return _reduce("Max", "reduce_max", np.max, input_tensor, axis, keepdims, name)
 
@@ -58,17 +76,31 @@ def reduce_min(input_tensor, axis=None, keepdims=False, name=None):
     return _reduce("Min", "reduce_min", np.min, input_tensor, axis, keepdims, name)
 
 
+def _extreme_weights(op):
+    """1/k at each of the k entries equal to the max (or min), 0 elsewhere."""
+    from .elementwise import cast, equal
+    from .shapes import reshape
+    x = op.inputs[0]
+    picked = cast(equal(x, reshape(op.outputs[0], op.attrs["kept_shape"])), x.dtype)
+    return picked / reduce_sum(picked, axis=op.attrs["axis"], keepdims=True)
+
+
 def _extreme_grad(op, grad):
     """The gradient goes to the entries equal to the max (or min), split evenly
     between ties, as in TensorFlow."""
-    x = op.inputs[0]._value
-    picked = (x == op.outputs[0]._value.reshape(op.attrs["kept_shape"]))
-    counts = picked.sum(axis=op.attrs["axis"], keepdims=True)
-    return _spread(op, grad) * constant_like((picked / counts).astype(x.dtype))
+    return _spread(op, grad) * _extreme_weights(op)
+
+
+def _extreme_jvp(op, t):
+    """The max moves with the entry that is the max (the mean of tied ones)."""
+    return reduce_sum(t * _extreme_weights(op), _shifted(op, t),
+                      keepdims=op.attrs["keepdims"])
 
 
 RegisterGradient("Max", batch_safe=True)(_extreme_grad)
 RegisterGradient("Min", batch_safe=True)(_extreme_grad)
+RegisterJVP("Max", batch_safe=True)(_extreme_jvp)
+RegisterJVP("Min", batch_safe=True)(_extreme_jvp)
 
 
 def reduce_prod(input_tensor, axis=None, keepdims=False, name=None):
@@ -77,6 +109,16 @@ def reduce_prod(input_tensor, axis=None, keepdims=False, name=None):
 
 @RegisterGradient("Prod", batch_safe=True)
 def _prod_grad(op, grad):
+    return _spread(op, grad) * _prod_of_others(op)
+
+
+@RegisterJVP("Prod", batch_safe=True)
+def _prod_jvp(op, t):
+    return reduce_sum(t * _prod_of_others(op), _shifted(op, t),
+                      keepdims=op.attrs["keepdims"])
+
+
+def _prod_of_others(op):
     """d prod(x) / d x_i is the product of all the *other* entries.
 
     Dividing prod(x) by x_i fails where x_i == 0, so we compute the others
@@ -86,7 +128,6 @@ def _prod_grad(op, grad):
     minitape op, so higher derivatives work too (each order adds a factor k).
     """
     from .elementwise import where
-    from .shapes import reshape, transpose
     x = op.inputs[0]
     axes = op.attrs["axis"]
     keep = [i for i in range(x.ndim) if i not in axes]
@@ -97,8 +138,7 @@ def _prod_grad(op, grad):
     eye = constant_like(np.eye(k, dtype=bool))
     others = reduce_prod(where(eye, np.ones((), x.dtype), rows), axis=-1)
     others = reshape(others, lead + tuple(x.shape[i] for i in axes))
-    others = transpose(others, np.argsort(perm))
-    return _spread(op, grad) * others
+    return transpose(others, np.argsort(perm))
 
 
 def norm(tensor, ord="euclidean", axis=None, keepdims=False, name=None):

@@ -4,12 +4,16 @@ They move numbers around without changing them, so each gradient moves the
 upstream gradient back: reshape it back, transpose it back, slice out the
 padding, split the concatenation, scatter a slice into zeros. Leading batch
 dims of `grad` (vectorised jacobians) are carried along untouched.
+
+They are linear, so each JVP rule is the op itself applied to the tangent
+(past the tangent's leading batch dims, if it has any).
 """
 import numpy as np
 
-from ..registry import RegisterGradient, batch_ndim
+from ..registry import RegisterGradient, RegisterJVP, batch_ndim
 from ..tensor import Tensor
-from .core import constant_like, emit, normalize_axes, tensor_input, unbroadcast
+from .core import (constant_like, emit, lift, normalize_axes, tangent_batch, tensor_input,
+                   unbroadcast)
 
 
 def _shape_arg(op_name, shape):
@@ -43,6 +47,11 @@ def _reshape_grad(op, grad):
     return reshape(grad, grad.shape[:nb] + op.inputs[0].shape)
 
 
+@RegisterJVP("Reshape", batch_safe=True)
+def _reshape_jvp(op, t):
+    return reshape(t, tangent_batch(op, (t,)) + op.outputs[0].shape)
+
+
 def transpose(a, perm=None, name=None):
     x = tensor_input("transpose", a)
     perm = tuple(range(x.ndim))[::-1] if perm is None else _shape_arg("transpose", perm)
@@ -57,6 +66,12 @@ def _transpose_grad(op, grad):
     nb = batch_ndim(op, grad)
     inverse = np.argsort(op.attrs["perm"])
     return transpose(grad, tuple(range(nb)) + tuple(nb + int(i) for i in inverse))
+
+
+@RegisterJVP("Transpose", batch_safe=True)
+def _transpose_jvp(op, t):
+    nb = len(tangent_batch(op, (t,)))
+    return transpose(t, tuple(range(nb)) + tuple(nb + i for i in op.attrs["perm"]))
 
 
 def matrix_transpose(a, name=None):
@@ -84,6 +99,12 @@ def broadcast_to(input, shape, name=None):
 @RegisterGradient("BroadcastTo", batch_safe=True)
 def _broadcast_to_grad(op, grad):
     return unbroadcast(grad, op.inputs[0].shape, batch_ndim(op, grad))
+
+
+@RegisterJVP("BroadcastTo", batch_safe=True)
+def _broadcast_to_jvp(op, t):
+    y = op.outputs[0]
+    return broadcast_to(lift(t, op.inputs[0], y.ndim), tangent_batch(op, (t,)) + y.shape)
 
 
 def expand_dims(input, axis, name=None):
@@ -117,6 +138,9 @@ def _identity_grad(op, grad):
     return grad
 
 
+RegisterJVP("Identity", batch_safe=True)(_identity_grad)  # the identity is its own JVP
+
+
 def pad(tensor, paddings, mode="CONSTANT", constant_values=0, name=None):
     """Pad with `constant_values` (which may be a scalar tensor); only the
     input gets a gradient."""
@@ -140,6 +164,12 @@ def _pad_grad(op, grad):
     inner = tuple(slice(a, a + n) for (a, _), n in zip(op.attrs["paddings"],
                                                         op.inputs[0].shape))
     return grad[(slice(None),) * nb + inner]
+
+
+@RegisterJVP("PadV2", batch_safe=True)
+def _pad_jvp(op, t):
+    nb = len(tangent_batch(op, (t,)))
+    return pad(t, ((0, 0),) * nb + op.attrs["paddings"])  # pads with 0: a constant
 
 
 def concat(values, axis, name=None):
@@ -170,6 +200,19 @@ def _concat_grad(op, grad):
     return grads
 
 
+def _zeros_for_missing(op, tangents):
+    """The tangents of every input, with zeros where one is None."""
+    batch = tangent_batch(op, tangents)
+    return [constant_like(np.zeros(batch + x.shape, x.dtype)) if t is None else t
+            for t, x in zip(tangents, op.inputs)]
+
+
+@RegisterJVP("ConcatV2", batch_safe=True)
+def _concat_jvp(op, *tangents):
+    nb = len(tangent_batch(op, tangents))
+    return concat(_zeros_for_missing(op, tangents), axis=nb + op.attrs["axis"])
+
+
 def stack(values, axis=0, name=None):
     xs = [tensor_input("stack", v) for v in values]
     if not xs:
@@ -190,6 +233,12 @@ def _stack_grad(op, grad):
     nb = batch_ndim(op, grad)
     lead = (slice(None),) * (nb + op.attrs["axis"])
     return [grad[lead + (i,)] for i in range(len(op.inputs))]
+
+
+@RegisterJVP("Pack", batch_safe=True)
+def _stack_jvp(op, *tangents):
+    nb = len(tangent_batch(op, tangents))
+    return stack(_zeros_for_missing(op, tangents), axis=nb + op.attrs["axis"])
 
 
 def unstack(value, axis=0, name=None):
@@ -242,6 +291,11 @@ def _getitem_grad(op, grad):
     return _scatter(grad, op.attrs["index"], op.inputs[0].shape, batch_ndim(op, grad))
 
 
+@RegisterJVP("StridedSlice", batch_safe=True)
+def _getitem_jvp(op, t):
+    return _take(t, op.attrs["index"], len(tangent_batch(op, (t,))))
+
+
 def _scatter(grad, index, shape, nb):
     """Zeros of `shape` (plus batch dims) with `grad` added at `index`."""
     g = tensor_input("scatter", grad)
@@ -266,6 +320,12 @@ def _scatter_value(g, index, shape, nb):
 def _scatter_grad(op, grad):
     lead = batch_ndim(op, grad) + op.attrs["batch_ndim"]
     return _take(grad, op.attrs["index"], lead)
+
+
+@RegisterJVP("StridedSliceGrad", batch_safe=True)
+def _scatter_jvp(op, t):
+    nb = len(tangent_batch(op, (t,))) + op.attrs["batch_ndim"]
+    return _scatter(t, op.attrs["index"], op.attrs["shape"], nb)
 
 
 def _take(t, index, lead):

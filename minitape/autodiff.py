@@ -1,0 +1,265 @@
+"""Forward mode: tangents pushed forward through the ops, beside the values.
+
+Reverse mode (`GradientTape.gradient`) answers "how does this one output depend
+on every input?" with one backward walk, so a Jacobian with m output elements
+costs m walks (`jacobian` batches them, but they are still m rows of work).
+Forward mode answers the transposed question, "how does every output move
+when the inputs move in the direction v?": each value gets a *tangent* (its
+derivative along v), and each op's JVP rule computes the tangents of its
+outputs from those of its inputs: J v, a Jacobian-vector product. A Jacobian
+with n input elements costs n such sweeps, one per one-hot direction. Few
+inputs and many outputs: forward wins; many inputs and few outputs (a loss):
+reverse wins. `GradientTape.jacobian` picks by itself (`jacobian_direction`).
+
+Where it happens:
+- `push_tangents(op, tangents)` is one step: it runs the op's JVP rule. The
+  rules sit under each op's gradient rule in `ops/`, registered with
+  `RegisterJVP`; an op with only a gradient rule (a custom_gradient, a user's
+  primitive) goes through `jvp_from_gradient`.
+- `ForwardAccumulator` (TensorFlow's `tf.autodiff.ForwardAccumulator`) is a
+  recorder like a tape: `tape.record` hands it every op whose inputs carry its
+  tangents, and it takes the step at once.
+- `GradientTape.jacobian` takes the same steps over the ops a tape recorded,
+  with a batch of one-hot tangents at once.
+
+JVP rules are written with minitape ops, like gradient rules, so tapes record
+them: differentiating a JVP (reverse-over-forward) just works, and so does a
+JVP of a gradient (forward-over-reverse: a Hessian-vector product).
+"""
+import math
+
+from . import nest, ops, registry
+from .context import state
+from .ops.core import tangent_batch
+from .registry import RegisterJVP  # noqa: F401  (`mt.autodiff.RegisterJVP`)
+from .tape import (_ALL, GradientTape, UnconnectedGradients, _run_rule,  # noqa: F401
+                   _unconnected, jacobian_direction)
+from .tensor import Tensor, _TensorLike, convert_to_tensor, is_floating
+
+
+def push_tangents(op, tangents):
+    """One step of forward mode: from the tangents of the op's inputs (looked up
+    by tensor id in the dict `tangents`) compute those of its outputs, and store
+    them there. Inputs without a tangent have tangent zero."""
+    in_tangents = [tangents.get(x._id) for x in op.inputs]
+    if all(t is None for t in in_tangents):
+        return
+    for y, t in zip(op.outputs, _run_jvp(op, in_tangents)):
+        if t is not None:
+            tangents[y._id] = t
+
+
+def _run_jvp(op, tangents):
+    """Call the op's JVP rule: one tangent (or None) per output."""
+    entry = registry.lookup_jvp(op)
+    if entry is None:  # NotDifferentiable: the outputs do not move
+        return [None] * len(op.outputs)
+    rule, batch_safe = entry
+    batch = tangent_batch(op, tangents)
+    try:
+        if batch_safe or not batch:
+            return _checked(op, rule(op, *tangents), batch)
+        return _one_direction_at_a_time(op, rule, tangents, batch)
+    except Exception as e:
+        if not getattr(e, "_mt_noted", False):
+            e.add_note(f"(raised by the JVP rule of operation '{op.name}', "
+                       f"op type {op.type})")
+            e._mt_noted = True
+        raise
+
+
+def _checked(op, result, batch):
+    """Normalise a JVP rule's result to one tangent per output, and say clearly
+    which op is wrong when a rule returns the wrong count, shape or dtype."""
+    outs = list(result) if isinstance(result, (list, tuple)) else [result]
+    if len(outs) != len(op.outputs):
+        raise ValueError(f"the JVP rule of operation '{op.name}' (op type: {op.type}) "
+                         f"returned {len(outs)} tangent(s), but the op has "
+                         f"{len(op.outputs)} output(s)")
+    for i, (t, y) in enumerate(zip(outs, op.outputs)):
+        if t is None:
+            continue
+        if not is_floating(y.dtype):
+            outs[i] = None  # integer outputs do not move
+            continue
+        if type(t) is not Tensor:
+            t = outs[i] = convert_to_tensor(t, dtype=y.dtype)
+        if t.shape != batch + y.shape or t.dtype != y.dtype:
+            raise ValueError(
+                f"the JVP rule of operation '{op.name}' (op type: {op.type}) returned a "
+                f"tangent of shape {t.shape} and dtype {t.dtype} for output {i}, which "
+                f"needs shape {batch + y.shape} and dtype {y.dtype}")
+    return outs
+
+
+def _one_direction_at_a_time(op, rule, tangents, batch):
+    """A rule that only knows plain tangents, applied to each direction of a
+    batch of them; the results are stacked back together."""
+    n = math.prod(batch)
+    flat = [None if t is None else ops.reshape(t, (n,) + x.shape)
+            for t, x in zip(tangents, op.inputs)]
+    rows = [_checked(op, rule(op, *[None if t is None else t[i] for t in flat]), ())
+            for i in range(n)]
+    outs = []
+    for k, y in enumerate(op.outputs):
+        column = [r[k] for r in rows]
+        if all(t is None for t in column):
+            outs.append(None)
+            continue
+        column = [ops.zeros(y.shape, y.dtype) if t is None else t for t in column]
+        outs.append(ops.reshape(ops.stack(column), batch + y.shape))
+    return outs
+
+
+def jvp_from_gradient(op, *tangents):
+    """The JVP of an op that has only a gradient rule, from that rule
+    (TensorFlow's trick, used for custom_gradient and user primitives).
+
+    A gradient rule maps an upstream gradient u to J^T u, and that map is
+    linear in u. So s(u) = sum((J^T u) * t) = sum(u * (J t)), and the gradient
+    of s with respect to u is J t, the JVP we want, whatever u is: we take u = 0.
+    It costs a backward step through the op and a backward step through the
+    rule. Batched tangents work too: each direction gets its own row of u.
+    (A custom "gradient" that is not linear in u, such as one that clips u,
+    is not the transpose of any Jacobian; the trick then differentiates it at
+    u = 0, as TensorFlow does.)
+    """
+    batch = tangent_batch(op, tangents)
+    us = [ops.zeros(batch + y.shape, y.dtype) if is_floating(y.dtype) else None
+          for y in op.outputs]
+    watched = [u for u in us if u is not None]
+    op.needs = _ALL  # the rule must give every input's gradient
+    with GradientTape() as tape:
+        tape.watch(watched)
+        grads = _run_rule(op, us) or ()
+        terms = [ops.reduce_sum(g * t) for g, t in zip(grads, tangents)
+                 if g is not None and t is not None]
+        total = None
+        for term in terms:
+            total = term if total is None else total + term
+    if total is None:
+        return [None] * len(us)
+    found = iter(tape.gradient(total, watched))
+    return [None if u is None else next(found) for u in us]
+
+
+class ForwardAccumulator:
+    """Forward-mode autodiff, as TensorFlow's `tf.autodiff.ForwardAccumulator`:
+
+        with mt.autodiff.ForwardAccumulator(primals=x, tangents=v) as acc:
+            y = f(x)
+        acc.jvp(y)         # J v: how y moves when x moves along v
+
+    `primals` is a tensor or variable, or a nest of them, and `tangents` a
+    matching nest of values of the same shapes. Inside the block, each op that
+    depends on a primal gets the tangent of its output computed at once, from
+    its inputs' tangents, by the op's JVP rule: one forward pass gives J v for
+    every value, at about the cost of running f again.
+
+    It nests with GradientTape both ways. A tape around the accumulator records
+    the tangent computations, so `tape.gradient(acc.jvp(y), x)` differentiates
+    a JVP (reverse-over-forward). A tape inside it has its backward walk seen
+    by the accumulator, so `acc.jvp(tape.gradient(loss, x))` is a
+    Hessian-vector product H v (forward-over-reverse).
+    """
+
+    _watch_accessed_variables = False  # `context.variable_accessed` asks every recorder
+
+    def __init__(self, primals, tangents):
+        flat_primals = nest.flatten(primals)
+        flat_tangents = _flatten_like(primals, tangents)
+        self._tangents = {}   # tensor id -> its tangent (a Tensor)
+        self._producer = {}   # what `tape.record` checks: ids of the tensors we track
+        self._ops = _TangentPusher(self)  # where `tape.record` hands us each op
+        self._primals = []
+        for i, (p, t) in enumerate(zip(flat_primals, flat_tangents)):
+            if not isinstance(p, _TensorLike):
+                raise TypeError(f"ForwardAccumulator: primal {i} must be a tensor or "
+                                f"variable, got {type(p).__name__} {p!r}")
+            if not is_floating(p.dtype):
+                raise TypeError(f"ForwardAccumulator: primal {i} has dtype {p.dtype}; "
+                                "only floating-point tensors have tangents")
+            t = convert_to_tensor(t, dtype=p.dtype)
+            if t.shape != p.shape:
+                raise ValueError(f"ForwardAccumulator: tangent {i} has shape {t.shape}, "
+                                 f"but its primal has shape {p.shape}")
+            self._tangents[p._id] = t
+            self._producer[p._id] = None
+            self._primals.append(p)
+
+    def __enter__(self):
+        if any(r is self for r in state.tapes):
+            raise RuntimeError("ForwardAccumulator: this accumulator is already active")
+        state.tapes.append(self)
+        return self
+
+    def __exit__(self, *exc):
+        state.tapes[:] = [r for r in state.tapes if r is not self]
+        return False
+
+    def jvp(self, primals, unconnected_gradients=UnconnectedGradients.NONE):
+        """The tangent of each tensor in `primals` (a tensor or a nest): how it
+        moves when the accumulator's primals move along their tangents. A
+        tensor that does not depend on them gets None (or zeros with
+        `unconnected_gradients=mt.UnconnectedGradients.ZERO`)."""
+        unconnected = _unconnected(unconnected_gradients)
+
+        def tangent_of(i, t):
+            if not isinstance(t, _TensorLike):
+                raise TypeError(f"ForwardAccumulator.jvp: primal {i} must be a tensor or "
+                                f"variable, got {type(t).__name__} {t!r}")
+            tangent = self._tangents.get(t._id)
+            if tangent is None and unconnected == UnconnectedGradients.ZERO:
+                tangent = ops.zeros(t.shape, t.dtype)
+            return tangent
+
+        return nest.pack_like(primals, [tangent_of(i, t)
+                                        for i, t in enumerate(nest.flatten(primals))])
+
+    def __repr__(self):
+        return (f"<mt.autodiff.ForwardAccumulator ({len(self._primals)} primal(s), "
+                f"{len(self._tangents)} tangent(s) so far)>")
+
+
+def _flatten_like(primals, tangents):
+    """The tangents, one per leaf of the nest `primals` (so the tangent of one
+    tensor may be given as a list of numbers)."""
+    if isinstance(primals, dict):
+        if not isinstance(tangents, dict) or set(tangents) != set(primals):
+            raise ValueError(f"ForwardAccumulator: the tangents {tangents!r} do not have "
+                             f"the structure of the primals (keys {sorted(primals)})")
+        return [t for k in sorted(primals) for t in _flatten_like(primals[k], tangents[k])]
+    if isinstance(primals, (list, tuple)):
+        if not isinstance(tangents, (list, tuple)) or len(tangents) != len(primals):
+            raise ValueError(f"ForwardAccumulator: {len(primals)} primal(s) but the "
+                             f"tangents {tangents!r} do not match them")
+        return [t for p, v in zip(primals, tangents) for t in _flatten_like(p, v)]
+    return [tangents]
+
+
+class _TangentPusher(list):
+    """A ForwardAccumulator's `_ops`. `tape.record` appends each op whose
+    inputs the accumulator tracks, as it does for a tape; instead of keeping the
+    op, the accumulator pushes its tangents through the op right away."""
+
+    def __init__(self, accumulator):
+        super().__init__()
+        self.accumulator = accumulator
+
+    def append(self, op):
+        acc = self.accumulator
+        # While the JVP rule runs, its ops are ours to compute, not to record,
+        # and inner accumulators (entered after us) must not record them either,
+        # as TensorFlow does. We pause them by letting them track nothing for a
+        # moment: `record` skips a recorder whose `_producer` is empty. Tapes and
+        # outer accumulators do record them: that is how tangents get derivatives.
+        index = next((i for i, r in enumerate(state.tapes) if r is acc), 0)
+        paused = [r for r in state.tapes[index:] if isinstance(r, ForwardAccumulator)]
+        tracked = [r._producer for r in paused]
+        for r in paused:
+            r._producer = {}
+        try:
+            push_tangents(op, acc._tangents)
+        finally:
+            for r, producer in zip(paused, tracked):
+                r._producer = producer

@@ -1,0 +1,76 @@
+"""Notebook 10's explorer and measurements, driven headless: set a slider's
+value on the `interactive` and read what the callback computed (`widget.data`)."""
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+import minitape as mt  # noqa: E402
+from minitape.widgets import forward as fw  # noqa: E402
+
+pytest.importorskip("ipywidgets")
+
+
+def _control(widget, description):
+    return next(c for c in widget.children if getattr(c, "description", None) == description)
+
+
+def test_count_numbers_adds_up_output_sizes():
+    x = mt.constant(np.ones((3, 4), np.float32))
+    result, numbers, n_ops = fw.count_numbers(lambda: mt.reduce_sum(x * 2.0, axis=0))
+    assert result.shape == (4,)
+    assert (numbers, n_ops) == (12 + 4, 2)
+    from minitape.context import state
+    assert state.tapes == []
+
+
+def test_jacobian_work_grows_with_n_forward_and_with_m_reverse():
+    assert fw.jacobian_work(8, 64, "forward") < fw.jacobian_work(8, 64, "reverse")
+    assert fw.jacobian_work(64, 8, "forward") > fw.jacobian_work(64, 8, "reverse")
+    # auto runs exactly what its rule picks
+    for n, m in [(8, 64), (64, 8), (16, 32), (16, 33)]:
+        picked = mt.autodiff.jacobian_direction(n, m)
+        assert fw.jacobian_work(n, m, "auto") == fw.jacobian_work(n, m, picked)
+
+
+def test_the_three_second_order_methods_agree_and_the_hessian_costs_most():
+    f, w, v = fw.second_order_loss(3)
+    h = fw.hessian_full(f, w).numpy().reshape(9, 9)
+    h_v = (h @ v.numpy().reshape(9)).reshape(3, 3)
+    np.testing.assert_allclose(fw.hvp_nested_tapes(f, w, v).numpy(), h_v, atol=1e-5)
+    np.testing.assert_allclose(fw.hvp_forward_over_reverse(f, w, v).numpy(), h_v, atol=1e-5)
+    works = {m: fw.second_order_work(8, m) for m in fw._SECOND_ORDER}
+    assert works["full Hessian"] > 10 * max(works["HVP, nested tapes"],
+                                            works["HVP, forward-over-reverse"])
+
+
+def test_timings_are_positive_seconds():
+    assert 0 < fw.jacobian_time(4, 16, "forward") < 5
+    assert 0 < fw.second_order_time(2, "HVP, forward-over-reverse") < 5
+
+
+def test_direction_explorer_sliders_change_the_pick():
+    w = fw.direction_explorer(n=16, m=64)
+    d = w.data
+    assert (d["n"], d["m"], d["auto"], d["cheaper"]) == (16, 64, "forward", "forward")
+    assert d["forward"] == fw.jacobian_work(16, 64, "forward")
+    ax = d["ax"]
+    assert [p.get_height() for p in ax.patches] == [d["forward"], d["reverse"]]
+    assert ax.patches[0].get_alpha() is None and ax.patches[1].get_alpha() == 0.35
+    _control(w, "m outputs").value = 4
+    d = w.data
+    assert (d["m"], d["auto"], d["cheaper"]) == (4, "reverse", "reverse")
+    assert d["ax"].patches[0].get_alpha() == 0.35  # forward is now the faded bar
+    _control(w, "n inputs").value = 1
+    assert w.data["auto"] == "forward"             # 2 * 1 < 4
+    assert plt.get_fignums() == []                 # each redraw frees its figure
+
+
+def test_plot_scaling_skips_missing_points():
+    from minitape.plotting import plot_scaling
+    ax = plot_scaling([1, 10, 100], {"a": [1, 2, 3], "b": [1, None, 9]}, title="t")
+    assert list(ax.lines[1].get_xdata()) == [1, 100]
+    assert ax.get_xscale() == "log" and ax.get_title() == "t"
+    plt.close("all")
