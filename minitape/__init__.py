@@ -17,5 +17,5 @@ from .tensor import (Tensor, TensorSpec, Variable, bool_, constant,  # noqa: F40
                      convert_to_tensor, float16, float32, float64, int32, int64, string)
 
 __version__ = "0.1.0"
-from . import saved_model  # noqa: E402
-from .function import function  # noqa: E402
+from . import saved_model  # noqa: E402,F401
+from .function import function  # noqa: E402,F401

@@ -26,7 +26,6 @@ JVP rules are written with minitape ops, like gradient rules, so tapes record
 them: differentiating a JVP (reverse-over-forward) just works, and so does a
 JVP of a gradient (forward-over-reverse: a Hessian-vector product).
 """
-import math
 
 from . import nest, ops, registry
 from .context import state
@@ -34,7 +33,7 @@ from .ops.core import tangent_batch
 from .registry import RegisterJVP  # noqa: F401  (`mt.autodiff.RegisterJVP`)
 from .tape import (_ALL, GradientTape, UnconnectedGradients, _run_rule,  # noqa: F401
                    _unconnected, jacobian_direction)
-from .tensor import Tensor, _TensorLike, convert_to_tensor, is_floating
+from .tensor import _TensorLike, convert_to_tensor, is_floating
 
 
 def push_tangents(op, tangents):
@@ -58,57 +57,14 @@ def _run_jvp(op, tangents):
     batch = tangent_batch(op, tangents)
     try:
         if batch_safe or not batch:
-            return _checked(op, rule(op, *tangents), batch)
-        return _one_direction_at_a_time(op, rule, tangents, batch)
+            return registry.checked_result(op, rule(op, *tangents), op.outputs, batch, "jvp")
+        return registry.row_by_row(op, rule, tangents, op.inputs, op.outputs, batch, "jvp")
     except Exception as e:
         if not getattr(e, "_mt_noted", False):
             e.add_note(f"(raised by the JVP rule of operation '{op.name}', "
                        f"op type {op.type})")
             e._mt_noted = True
         raise
-
-
-def _checked(op, result, batch):
-    """Normalise a JVP rule's result to one tangent per output, and say clearly
-    which op is wrong when a rule returns the wrong count, shape or dtype."""
-    outs = list(result) if isinstance(result, (list, tuple)) else [result]
-    if len(outs) != len(op.outputs):
-        raise ValueError(f"the JVP rule of operation '{op.name}' (op type: {op.type}) "
-                         f"returned {len(outs)} tangent(s), but the op has "
-                         f"{len(op.outputs)} output(s)")
-    for i, (t, y) in enumerate(zip(outs, op.outputs)):
-        if t is None:
-            continue
-        if not is_floating(y.dtype):
-            outs[i] = None  # integer outputs do not move
-            continue
-        if type(t) is not Tensor:
-            t = outs[i] = convert_to_tensor(t, dtype=y.dtype)
-        if t.shape != batch + y.shape or t.dtype != y.dtype:
-            raise ValueError(
-                f"the JVP rule of operation '{op.name}' (op type: {op.type}) returned a "
-                f"tangent of shape {t.shape} and dtype {t.dtype} for output {i}, which "
-                f"needs shape {batch + y.shape} and dtype {y.dtype}")
-    return outs
-
-
-def _one_direction_at_a_time(op, rule, tangents, batch):
-    """A rule that only knows plain tangents, applied to each direction of a
-    batch of them; the results are stacked back together."""
-    n = math.prod(batch)
-    flat = [None if t is None else ops.reshape(t, (n,) + x.shape)
-            for t, x in zip(tangents, op.inputs)]
-    rows = [_checked(op, rule(op, *[None if t is None else t[i] for t in flat]), ())
-            for i in range(n)]
-    outs = []
-    for k, y in enumerate(op.outputs):
-        column = [r[k] for r in rows]
-        if all(t is None for t in column):
-            outs.append(None)
-            continue
-        column = [ops.zeros(y.shape, y.dtype) if t is None else t for t in column]
-        outs.append(ops.reshape(ops.stack(column), batch + y.shape))
-    return outs
 
 
 def jvp_from_gradient(op, *tangents):

@@ -87,7 +87,6 @@ def save(obj, export_dir, signatures=None, options=None):
 def _write_directory(path, document, arrays):
     """Write into a fresh temporary directory beside `path`, then rename it into
     place: a failure at any point leaves an existing model as it was."""
-    import json
     import shutil
     import tempfile
 

@@ -231,8 +231,10 @@ def _run_rule(op, out_grads):
             return result if isinstance(result, (list, tuple)) else (result,)
         batch_shape = _batch_shape(op, out_grads)
         if not batch_shape:
-            return _checked(op, rule(op, *out_grads), ())
-        return _row_by_row(op, rule, out_grads, batch_shape)
+            return registry.checked_result(op, rule(op, *out_grads), op.inputs, (),
+                                           "gradient")
+        return registry.row_by_row(op, rule, out_grads, op.outputs, op.inputs, batch_shape,
+                                   "gradient")
     except Exception as e:
         if not getattr(e, "_mt_noted", False):
             e.add_note(f"(raised by the gradient of operation '{op.name}', "
@@ -253,49 +255,6 @@ def _fill_missing(op, out_grads):
     batch_shape = g.shape[:g.ndim - y.ndim]
     return [g if g is not None else ops.zeros(batch_shape + y.shape, y.dtype)
             for g, y in zip(out_grads, op.outputs)]
-
-
-def _row_by_row(op, rule, out_grads, batch_shape):
-    """A rule that only knows plain upstream gradients, applied to each row of a
-    batch of them (vectorised jacobians); the rows are stacked back together."""
-    n = math.prod(batch_shape)
-    flat = [ops.reshape(g, (n,) + y.shape) for g, y in zip(out_grads, op.outputs)]
-    rows = [_checked(op, rule(op, *[g[i] for g in flat]), ()) for i in range(n)]
-    result = []
-    for k, x in enumerate(op.inputs):
-        column = [r[k] for r in rows]
-        if all(g is None for g in column):
-            result.append(None)
-            continue
-        column = [g if g is not None else ops.zeros(x.shape, x.dtype) for g in column]
-        result.append(ops.reshape(ops.stack(column), batch_shape + x.shape))
-    return result
-
-
-def _checked(op, result, batch_shape):
-    """Normalise a rule's result to a list with one gradient per input, and say
-    clearly which op is wrong when a rule returns the wrong count or shape."""
-    grads = list(result) if isinstance(result, (list, tuple)) else [result]
-    if len(grads) != len(op.inputs):
-        raise ValueError(
-            f"the gradient function of operation '{op.name}' (op type: {op.type}) "
-            f"returned {len(grads)} gradient(s), but the op has {len(op.inputs)} "
-            f"input(s) with shapes {[x.shape for x in op.inputs]}")
-    for i, (g, x) in enumerate(zip(grads, op.inputs)):
-        if g is None:
-            continue
-        if not is_floating(x.dtype):
-            grads[i] = None  # integer inputs have no gradient
-            continue
-        if type(g) is not Tensor:
-            g = grads[i] = ops.convert_to_tensor(g, dtype=x.dtype)
-        expected = batch_shape + x.shape
-        if g.shape != expected or g.dtype != x.dtype:
-            raise ValueError(
-                f"the gradient function of operation '{op.name}' (op type: {op.type}) "
-                f"returned a gradient of shape {g.shape} and dtype {g.dtype} for input "
-                f"{i}, which needs shape {expected} and dtype {x.dtype}")
-    return grads
 
 
 def _rollback(marks):

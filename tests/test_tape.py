@@ -1,6 +1,5 @@
 """GradientTape semantics, one focused test each, with real values."""
 import threading
-import warnings
 
 import numpy as np
 import pytest

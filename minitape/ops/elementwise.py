@@ -15,7 +15,7 @@ import numpy as np
 
 from ..registry import NotDifferentiable, RegisterGradient, RegisterJVP, batch_ndim
 from ..tensor import Tensor
-from .core import (broadcast_error, constant_like, emit, float_input, full_tangent, lift,
+from .core import (broadcast_error, emit, float_input, full_tangent, lift,
                    operands, tangent_batch, tensor_input, unbroadcast)
 
 
