@@ -70,24 +70,25 @@ def _dense_setup():
     return x, layer
 
 
-def _hessian_setup():
+def _two_layers(activation):
+    """x (7, 5) through Dense(8) and Dense(6) with `activation`, seeded."""
     import minitape as mt
     mt.random.set_seed(0)
     x = mt.random.normal([7, 5])
-    layer1 = mt.layers.Dense(8, activation=mt.nn.relu)
-    layer2 = mt.layers.Dense(6, activation=mt.nn.relu)
+    layer1 = mt.layers.Dense(8, activation=activation)
+    layer2 = mt.layers.Dense(6, activation=activation)
     layer2(layer1(x))
     return x, layer1, layer2
+
+
+def _hessian_setup():
+    import minitape as mt
+    return _two_layers(mt.nn.relu)
 
 
 def _batch_setup():
     import minitape as mt
-    mt.random.set_seed(0)
-    x = mt.random.normal([7, 5])
-    layer1 = mt.layers.Dense(8, activation=mt.nn.elu)
-    layer2 = mt.layers.Dense(6, activation=mt.nn.elu)
-    layer2(layer1(x))
-    return x, layer1, layer2
+    return _two_layers(mt.nn.elu)
 
 
 def arrays(setup):

@@ -10,6 +10,7 @@ import numpy as np
 
 from ..registry import RegisterGradient, RegisterJVP, batch_ndim
 from .core import constant_like, emit, float_input, normalize_axes, tensor_input
+from .elementwise import abs, cast, equal, sqrt, where
 from .shapes import broadcast_to, reshape, transpose
 
 
@@ -78,8 +79,6 @@ def reduce_min(input_tensor, axis=None, keepdims=False, name=None):
 
 def _extreme_weights(op):
     """1/k at each of the k entries equal to the max (or min), 0 elsewhere."""
-    from .elementwise import cast, equal
-    from .shapes import reshape
     x = op.inputs[0]
     picked = cast(equal(x, reshape(op.outputs[0], op.attrs["kept_shape"])), x.dtype)
     return picked / reduce_sum(picked, axis=op.attrs["axis"], keepdims=True)
@@ -127,7 +126,6 @@ def _prod_of_others(op):
     block); the product of each copy is "all but x_i". Everything here is a
     minitape op, so higher derivatives work too (each order adds a factor k).
     """
-    from .elementwise import where
     x = op.inputs[0]
     axes = op.attrs["axis"]
     keep = [i for i in range(x.ndim) if i not in axes]
@@ -145,7 +143,6 @@ def norm(tensor, ord="euclidean", axis=None, keepdims=False, name=None):
     """Vector norms (`'euclidean'`/2, 1, `np.inf`) and the Frobenius norm
     (`'fro'`), built from differentiable ops (the gradient of the euclidean
     norm at 0 is NaN, as in TensorFlow)."""
-    from .elementwise import abs, sqrt
     x = float_input("norm", tensor)
     if ord in ("euclidean", "fro", 2, 2.0):
         return sqrt(reduce_sum(x * x, axis=axis, keepdims=keepdims), name=name)
