@@ -114,7 +114,8 @@ def add_fallbacks(nb):
     state = widget_state(nb)
     added = 0
     for cell in nb["cells"]:
-        if cell["cell_type"] != "code" or "# NBVAL_IGNORE_OUTPUT" not in cell["source"]:
+        source = "".join(cell["source"])  # a str (nbformat) or a list of lines (JSON)
+        if cell["cell_type"] != "code" or "# NBVAL_IGNORE_OUTPUT" not in source:
             continue
         for out in cell.get("outputs", []):
             view = out.get("data", {}).get(WIDGET_VIEW)
