@@ -10,12 +10,14 @@ from . import linalg, math, nn, random  # noqa: F401  (the public namespaces win
 from . import layers, test  # noqa: F401
 from . import autodiff  # noqa: F401
 from .custom import custom_gradient, primitive, stop_gradient  # noqa: F401
+from .custom import grad_pass_through, no_gradient, recompute_grad  # noqa: F401
 from .layers import Module  # noqa: F401
 from .registry import NotDifferentiable, RegisterGradient  # noqa: F401
 from .tape import GradientTape, Operation, UnconnectedGradients  # noqa: F401
 from .tensor import (Tensor, TensorSpec, Variable, bool_, constant,  # noqa: F401
                      convert_to_tensor, float16, float32, float64, int32, int64, string)
 
+newaxis = None  # x[:, mt.newaxis], as NumPy's np.newaxis
 __version__ = "0.1.0"
 from . import saved_model  # noqa: E402,F401
 from .function import function  # noqa: E402,F401
