@@ -18,8 +18,8 @@ SECTION = "### Where minitape differs from TensorFlow"
 
 ROWS = [
     "registering a gradient for an op type twice",
-    "`jacobian` / `batch_jacobian` with `experimental_use_pfor=False` on a "
-    "non-persistent tape",
+    ("`jacobian` / `batch_jacobian` with `experimental_use_pfor=False` on a "
+     "non-persistent tape"),
     "Python `if`/`for` and `.numpy()` inside `mt.function`",
     "new primitive op types",
     "`reduce_mean` of integers",
@@ -35,7 +35,7 @@ def _table_rows():
     assert SECTION in text, f"README.md has no section {SECTION!r}"
     rows = []
     for line in text.split(SECTION, 1)[1].splitlines():
-        if line.startswith("## ") or line.startswith("### "):
+        if line.startswith(("## ", "### ")):
             break
         if line.startswith("| ") and not line.startswith("| ---"):
             rows.append(line.split(" | ")[0][2:].strip())
