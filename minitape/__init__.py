@@ -10,7 +10,8 @@ from . import linalg, math, nn, random  # noqa: F401  (the public namespaces win
 from . import layers, test  # noqa: F401
 from . import autodiff  # noqa: F401
 from .custom import custom_gradient, primitive, stop_gradient  # noqa: F401
-from .custom import grad_pass_through, no_gradient, recompute_grad  # noqa: F401
+from .custom import no_gradient  # noqa: F401
+from .recipes import grad_pass_through, recompute_grad  # noqa: F401
 from .layers import Module  # noqa: F401
 from .registry import NotDifferentiable, RegisterGradient  # noqa: F401
 from .tape import GradientTape, Operation, UnconnectedGradients  # noqa: F401

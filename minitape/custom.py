@@ -6,10 +6,10 @@
   the `grad_fn` the function returned.
 - `@primitive("MySquare")` turns a NumPy function into an op type; its
   gradient comes from `@RegisterGradient("MySquare")`.
-- `recompute_grad(f)` and `grad_pass_through(f)` are custom gradients with a
-  fixed recipe: recompute f's forward pass during the backward pass instead of
-  keeping it (gradient checkpointing), or pass the gradient straight through f.
 - `no_gradient("OpType")` is TensorFlow 2's name for `NotDifferentiable`.
+
+Two custom gradients with a fixed recipe, `recompute_grad` and
+`grad_pass_through`, are built on `custom_gradient` in `recipes.py`.
 """
 import functools
 import inspect
@@ -17,11 +17,11 @@ import inspect
 import numpy as np
 
 from . import nest
-from .context import state, variable_accessed
+from .context import state
 from .ops.core import emit, tensor_input
 from .registry import NotDifferentiable
-from .tape import GradientTape, UnconnectedGradients, record
-from .tensor import Tensor, convert_to_tensor, is_floating
+from .tape import record
+from .tensor import Tensor, convert_to_tensor
 
 
 def stop_gradient(input, name=None):
@@ -141,65 +141,6 @@ def primitive(op_type):
         op.op_type = op_type
         return op
     return decorate
-
-
-
-def recompute_grad(f):
-    """Gradient checkpointing: `g = recompute_grad(f)` computes what f computes,
-    but the tapes keep only g's inputs and outputs, not f's intermediate values.
-    During the backward pass f runs again, under a tape of its own, to get them
-    back: memory for time, as TensorFlow's `tf.recompute_grad`.
-
-    Variables f reads get gradients too, and the recomputation is done with
-    minitape ops while outer tapes record, so second derivatives work.
-    """
-    @custom_gradient
-    def recomputed(*args, **kwargs):
-        # Run f with no tape recording (that is the memory saved), but note the
-        # variables it reads: the tapes must watch them as if f had been recorded.
-        read = []
-        tapes, state.tapes[:] = state.tapes[:], []
-        state.variable_watchers.append(read)
-        try:
-            result = f(*args, **kwargs)
-        finally:
-            state.variable_watchers[:] = [w for w in state.variable_watchers if w is not read]
-            state.tapes[:] = tapes
-        for v in read:
-            variable_accessed(v)
-
-        def grad(*upstream, variables=None):
-            sources = [x for x in args if is_floating(x.dtype)] + list(variables or [])
-            with GradientTape() as tape:
-                tape.watch(sources)
-                again = f(*args, **kwargs)
-            grads = tape.gradient(nest.flatten(again), sources, output_gradients=list(upstream),
-                                  unconnected_gradients=UnconnectedGradients.ZERO)
-            grads = iter(grads)
-            arg_grads = [next(grads) if is_floating(x.dtype) else None for x in args]
-            return arg_grads if variables is None else (arg_grads, list(grads))
-        return result, grad
-
-    return functools.wraps(f)(recomputed)
-
-
-def grad_pass_through(f):
-    """`grad_pass_through(f)(x)` is f(x) going forward and the identity going
-    backward: the gradient reaches x as if f were not there (a
-    straight-through estimator, e.g. for rounding or quantisation), and
-    variables f reads or assigns get none. f must return one value per input.
-
-        y = mt.grad_pass_through(x.assign)(z ** 2)   # y == 9.0, dy/dz == 6.0
-    """
-    @custom_gradient
-    def passed(*args, **kwargs):
-        def grad(*upstream, variables=None):
-            if variables is not None:
-                return list(upstream), [None] * len(variables)
-            return list(upstream)
-        return f(*args, **kwargs), grad
-
-    return functools.wraps(f)(passed)
 
 
 def no_gradient(op_type):
