@@ -17,3 +17,9 @@ def test_floors_read_any_pyproject(tmp_path):
                          '[project.optional-dependencies]\n'
                          'notebooks = ["x[test]", "d>=0.5"]\nother = ["e>=9"]\n')
     assert floors.floors(pyproject) == {"a": "1.2", "c": "2", "d": "0.5"}
+
+
+def test_floors_cli_skips_what_it_is_told(capsys):
+    assert floors.main(["--skip", "jupyterlab"]) == 0
+    lines = capsys.readouterr().out.split()
+    assert "numpy==1.24.0" in lines and not any(ln.startswith("jupyterlab") for ln in lines)

@@ -1,12 +1,14 @@
 """The floors: the lowest versions pyproject.toml allows, as pip constraints.
 
     python -m tools.floors > constraints.txt    # numpy==1.24.0, matplotlib==3.7.0, ...
+    python -m tools.floors --skip jupyterlab    # all but these
 
 Every `>=` floor of minitape's dependencies and of its `notebooks` extra
 becomes an exact pin. `.ci/run` installs a second environment with these
 constraints (ipywidgets 7.7, as on Colab) and runs the widget tests and every
 notebook there, so the floors in pyproject.toml are versions CI has tested.
 """
+import argparse
 import sys
 import tomllib
 from pathlib import Path
@@ -34,9 +36,13 @@ def floors(pyproject=ROOT / "pyproject.toml", extras=EXTRAS):
     return result
 
 
-def main():
+def main(argv=None):
+    parser = argparse.ArgumentParser(description="pyproject.toml's floors as pip constraints")
+    parser.add_argument("--skip", nargs="*", default=[], help="packages to leave out")
+    args = parser.parse_args(argv)
     for name, version in floors().items():
-        print(f"{name}=={version}")
+        if name not in args.skip:
+            print(f"{name}=={version}")
     return 0
 
 
