@@ -59,7 +59,9 @@ class BackwardPass:
             else:
                 out_grads = [grads.get(y._id) if y._id in sources else grads.pop(y._id, None)
                              for y in outputs]
-            flags = op.needs = needs[op.seq]
+            flags = needs[op.seq]
+            if False in flags:  # the rule may skip the inputs that lead nowhere
+                op = op.with_needs(flags)
             in_grads = run_rule(op, out_grads)
             if in_grads is not None:
                 yield op, out_grads, in_grads

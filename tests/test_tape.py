@@ -1,5 +1,6 @@
 """GradientTape semantics, one focused test each, with real values."""
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -796,3 +797,71 @@ def test_python_floats_with_a_float64_dtype_are_not_rounded_through_float32():
     assert mt.constant(0.7, dtype=mt.float64).numpy() == 0.7
     assert mt.Variable(0.7, dtype=mt.float64).numpy() == 0.7
     assert mt.constant(0.7).dtype == mt.float32  # TensorFlow's default stays
+
+
+# ---------------------------------------------------------------------------
+# TensorFlow's tape semantics (issue 9): what a tape sees, watched variables, watch
+# ---------------------------------------------------------------------------
+
+# ---------------------------------------------------------------------------
+# Threads and failed calls (issue 10)
+# ---------------------------------------------------------------------------
+
+@mt.primitive("ThreadTestMul")
+def _thread_test_mul(a, b):
+    return a * b
+
+
+@mt.RegisterGradient("ThreadTestMul")
+def _thread_test_mul_grad(op, dy):
+    """A user's rule that skips the gradients nobody needs (op.needs, as
+    TensorFlow's skip_input_indices) after some work: the sleep lets other
+    threads run their own walks over the same recorded op meanwhile."""
+    time.sleep(0.0002)
+    a, b = op.inputs
+    return (dy * b if op.needs[0] else None, dy * a if op.needs[1] else None)
+
+
+def test_one_persistent_tape_differentiated_from_several_threads():
+    """Gradients with respect to x1 and to x2 need different inputs' gradients
+    from the same recorded ops; jacobians and forward sweeps run over the same
+    ops too. Each walk keeps its own state (not flags on the shared ops), so
+    four threads differentiating one tape at once all get exact values."""
+    rng = np.random.default_rng(0)
+    x1 = mt.constant(rng.standard_normal(3))
+    x2 = mt.constant(rng.standard_normal(3))
+    with mt.GradientTape(persistent=True) as tape:
+        tape.watch([x1, x2])
+        h = _thread_test_mul(x1, x2) + mt.sin(x1) / (1.5 + mt.cos(x2))
+        y = mt.reduce_sum(h * h)
+    a, b = x1.numpy(), x2.numpy()
+    hv = a * b + np.sin(a) / (1.5 + np.cos(b))
+    dh_da = b + np.cos(a) / (1.5 + np.cos(b))
+    dh_db = a + np.sin(a) * np.sin(b) / (1.5 + np.cos(b)) ** 2
+    expected = {"g1": 2 * hv * dh_da, "g2": 2 * hv * dh_db,
+                "j2": np.diag(dh_db), "f1": np.diag(dh_da)}
+    jobs = {"g1": lambda: tape.gradient(y, x1), "g2": lambda: tape.gradient(y, x2),
+            "j2": lambda: tape.jacobian(h, x2, experimental_direction="reverse"),
+            "f1": lambda: tape.jacobian(h, x1, experimental_direction="forward")}
+    results, errors = [], []
+
+    def work(names, n):
+        try:
+            for i in range(n):
+                name = names[i % len(names)]
+                got = jobs[name]()
+                results.append((name, None if got is None else got.numpy()))
+        except Exception as e:  # pragma: no cover - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(names, 40)) for names in
+               (["g1", "g2"], ["g2", "g1"], ["g1", "j2"], ["g2", "f1"])]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    assert len(results) == 160
+    wrong = [name for name, got in results if got is None or not np.allclose(
+        got, expected[name], rtol=1e-10, atol=1e-12)]
+    assert wrong == []
