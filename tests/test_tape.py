@@ -803,6 +803,48 @@ def test_python_floats_with_a_float64_dtype_are_not_rounded_through_float32():
 # TensorFlow's tape semantics (issue 9): what a tape sees, watched variables, watch
 # ---------------------------------------------------------------------------
 
+def test_tapes_only_see_what_they_watch():
+    """Two tapes, tape0 watching x0 and tape1 watching x1, ys = x0 * x1: each
+    tape differentiates only with respect to what it watched (TensorFlow
+    drops the gradient of a tensor that is not on the tape), so the other
+    tape's source gets None, although it is an input of an op both recorded."""
+    x0, x1 = mt.constant(2.0), mt.constant(3.0)
+    with mt.GradientTape(persistent=True) as tape0, \
+            mt.GradientTape(persistent=True) as tape1:
+        tape0.watch(x0)
+        tape1.watch(x1)
+        ys = x0 * x1
+    assert tape0.gradient(ys, x1) is None
+    assert tape1.gradient(ys, x0) is None
+    assert float(tape0.gradient(ys, x0)) == 3.0
+    assert float(tape1.gradient(ys, x1)) == 2.0
+    g0 = tape0.gradient(ys, [x0, x1], unconnected_gradients=mt.UnconnectedGradients.ZERO)
+    assert [float(g) for g in g0] == [3.0, 0.0]
+    assert tape0.jacobian(ys, x1) is None
+    assert tape0.jacobian(ys, x1, experimental_direction="forward") is None
+
+
+def test_a_variable_the_tape_did_not_see_gets_none():
+    """Variables read with watch_accessed_variables=False, and never watched,
+    are not sources of that tape even when a recorded op reads them."""
+    v = mt.Variable(2.0)
+    x = mt.constant(5.0)
+    with mt.GradientTape(watch_accessed_variables=False) as tape:
+        tape.watch(x)
+        y = v * x
+    gv, gx = tape.gradient(y, [v, x])
+    assert gv is None and float(gx) == 2.0
+
+
+def test_a_computed_tensor_is_a_source_of_the_tape_that_computed_it():
+    x = mt.constant(2.0)
+    with mt.GradientTape() as tape:
+        tape.watch(x)
+        h = x * x
+        y = h * 3.0
+    assert float(tape.gradient(y, h)) == 3.0
+
+
 # ---------------------------------------------------------------------------
 # Threads and failed calls (issue 10)
 # ---------------------------------------------------------------------------
