@@ -81,22 +81,26 @@ class GradientTape:
         state.tapes[:] = [t for t in state.tapes if t is not self]
 
     def watch(self, tensor):
-        """Track `tensor` (or a nest of tensors and variables) as a source."""
-        for t in nest.flatten(tensor):
+        """Track `tensor` (or a nest of tensors and variables) as a source.
+
+        Anything else (a Python number, a NumPy array, a string) is a
+        ValueError, as in TensorFlow; nothing is watched then. A tensor that is
+        not floating-point is not watched (a warning says so)."""
+        flat = nest.flatten(tensor)
+        for t in flat:
+            if not isinstance(t, TensorLike):
+                raise ValueError(f"GradientTape.watch: passed in object {t!r} of type "
+                                 f"{type(t).__name__!r}, not mt.Tensor or mt.Variable")
+        for t in flat:
             if isinstance(t, Variable):
                 self._watch_variable(t)
-            elif isinstance(t, Tensor):
-                if not is_floating(t.dtype):
-                    warnings.warn(f"GradientTape.watch: the dtype of the watched tensor "
-                                  f"must be floating (e.g. mt.float32), got {t.dtype}; "
-                                  "it is not watched", stacklevel=2)
-                    continue
-                if t._id not in self._producer:
-                    self._producer[t._id] = None
-                    self._watched.append(t)
-            else:
-                raise TypeError(f"GradientTape.watch: expected tensors or variables, "
-                                f"got {type(t).__name__} {t!r}")
+            elif not is_floating(t.dtype):
+                warnings.warn(f"GradientTape.watch: the dtype of the watched tensor "
+                              f"must be floating (e.g. mt.float32), got {t.dtype}; "
+                              "it is not watched", stacklevel=2)
+            elif t._id not in self._producer:
+                self._producer[t._id] = None
+                self._watched.append(t)
 
     def _watch_variable(self, variable):
         if variable._id not in self._producer:
@@ -104,8 +108,10 @@ class GradientTape:
             self._watched.append(variable)
 
     def watched_variables(self):
-        """The variables this tape watches, in the order it first saw them."""
-        return tuple(v for v in self._watched if isinstance(v, Variable))
+        """The variables this tape watches, in the order they were created (as
+        TensorFlow documents); still known after a one-shot tape's gradient."""
+        return tuple(sorted((v for v in self._watched if isinstance(v, Variable)),
+                            key=lambda v: v._id))  # ids grow with creation
 
     @contextlib.contextmanager
     def stop_recording(self):
@@ -184,9 +190,11 @@ class GradientTape:
                 "nothing; put the computation inside `with mt.GradientTape() as tape:`")
 
     def _release(self):
+        """After a one-shot tape's call: free the records, keep the variables."""
         if not self._persistent:
             self._used = True
-            self._ops, self._producer, self._watched = [], {}, []
+            self._ops, self._producer = [], {}
+            self._watched = [v for v in self._watched if isinstance(v, Variable)]
 
     def _repr_html_(self):
         view = html_views.get(GradientTape)  # display.py's, once imported

@@ -161,7 +161,8 @@ def test_watched_variables_in_order_auto_and_explicit():
     watched = t.watched_variables()
     assert isinstance(watched, tuple)
     assert len(watched) == 3
-    assert all(w is v for w, v in zip(watched, (v2, v3, v1)))
+    # TensorFlow: "Returns variables watched by this tape in order of construction."
+    assert all(w is v for w, v in zip(watched, (v1, v2, v3)))
 
 
 def test_watch_accessed_variables_false():
@@ -843,6 +844,38 @@ def test_a_computed_tensor_is_a_source_of_the_tape_that_computed_it():
         h = x * x
         y = h * 3.0
     assert float(tape.gradient(y, h)) == 3.0
+
+
+def test_watched_variables_survive_a_one_shot_gradient_and_reset():
+    a, b = mt.Variable(1.0, name="a"), mt.Variable(2.0, name="b")
+    with mt.GradientTape() as tape:
+        y = b * a  # b is read first; TensorFlow lists them in creation order
+    assert [v.name for v in tape.watched_variables()] == ["a:0", "b:0"]
+    grads = tape.gradient(y, [a, b])
+    assert [float(g) for g in grads] == [2.0, 1.0]
+    assert [v.name for v in tape.watched_variables()] == ["a:0", "b:0"]  # still known
+    with mt.GradientTape(persistent=True) as tape2:
+        _ = a * 2.0
+        tape2.reset()
+        assert tape2.watched_variables() == ()
+        _ = b * 2.0
+    assert [v.name for v in tape2.watched_variables()] == ["b:0"]
+
+
+@pytest.mark.parametrize("thing", [1.5, 3, "x", np.array([1.0, 2.0]), None, [1.0]],
+                         ids=["float", "int", "str", "ndarray", "None", "list"])
+def test_watching_something_that_is_not_a_tensor_is_a_value_error(thing):
+    """TensorFlow: "Passed in object ... of type ..., not tf.Tensor or
+    tf.Variable or ExtensionType" (NumPy arrays included: they are not tensors)."""
+    x = mt.constant(1.0)
+    with mt.GradientTape() as tape:
+        with pytest.raises(ValueError, match="not mt.Tensor or mt.Variable") as e:
+            tape.watch([x, thing])
+        y = x * 2.0
+    inner = thing[0] if isinstance(thing, list) else thing
+    assert type(inner).__name__ in str(e.value)
+    assert tape.operations == ()  # nothing was watched, x included: nothing recorded
+    assert tape.gradient(y, x) is None
 
 
 # ---------------------------------------------------------------------------
