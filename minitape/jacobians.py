@@ -19,7 +19,6 @@ import math
 import numpy as np
 
 from . import nest, ops
-from .recording import marks, rollback
 from .tangents import push_tangents
 from .backward import ops_between
 from .tape import (GradientTape, UnconnectedGradients, as_sources, as_targets,
@@ -58,24 +57,27 @@ def jacobian(self, target, sources, unconnected_gradients=UnconnectedGradients.N
     flat_sources = as_sources(sources, "jacobian")
     tshape = target.shape
     n_in = sum(s.size for s in flat_sources)
+    direction = _pick_direction(experimental_direction, n_in, target.size, "jacobian")
     results = []
-    if _pick_direction(experimental_direction, n_in, target.size, "jacobian") == "forward":
-        # Column j of source s: the tangent of the target when s moves along
-        # its j-th element. Stacked: (s.size,) + tshape; move that axis last.
-        for s in flat_sources:
-            columns = _stacked_tangents(self, 
-                target, s, _OneHot(s.shape, s.dtype), s.size, unconnected,
-                parallel_iterations, experimental_use_pfor)
-            results.append(None if columns is None else ops.reshape(
-                _axis_to_end(columns), tshape + s.shape))
-    else:
-        rows = _stacked_gradients(self, 
-            target, _OneHot(tshape, target.dtype), target.size, flat_sources,
-            unconnected, parallel_iterations, experimental_use_pfor)
-        results = [None if r is None else ops.reshape(r, tshape + s.shape)
-                   for r, s in zip(rows, flat_sources)]
+    with self._one_call():
+        if direction == "forward":
+            # Column j of source s: the tangent of the target when s moves along
+            # its j-th element. Stacked: (s.size,) + tshape; move that axis last.
+            for s in flat_sources:
+                columns = _stacked_tangents(
+                    self, target, s, _OneHot(s.shape, s.dtype), s.size, unconnected,
+                    parallel_iterations, experimental_use_pfor)
+                results.append(None if columns is None else ops.reshape(
+                    _axis_to_end(columns), tshape + s.shape))
+        else:
+            rows = _stacked_gradients(
+                self, target, _OneHot(tshape, target.dtype), target.size, flat_sources,
+                unconnected, parallel_iterations, experimental_use_pfor)
+            results = [None if r is None else ops.reshape(r, tshape + s.shape)
+                       for r, s in zip(rows, flat_sources)]
     self._release()
     return nest.pack_like(sources, results)
+
 
 def batch_jacobian(self, target, source, unconnected_gradients=UnconnectedGradients.NONE,
                    parallel_iterations=None, experimental_use_pfor=True,
@@ -106,19 +108,20 @@ def batch_jacobian(self, target, source, unconnected_gradients=UnconnectedGradie
     m, n = math.prod(ttail), math.prod(stail)
     direction = _pick_direction(experimental_direction, n, m, "batch_jacobian")
     result = None
-    if direction == "forward":
-        columns = _stacked_tangents(self, 
-            target, source, _OneHot(stail, source.dtype, b), n, unconnected,
-            parallel_iterations, experimental_use_pfor)
-        if columns is not None:  # (n, b) + ttail -> (b,) + ttail + stail
-            result = ops.reshape(_axis_to_end(columns), (b,) + ttail + stail)
-    else:
-        (rows,) = _stacked_gradients(self, 
-            target, _OneHot(ttail, target.dtype, b), m, [source], unconnected,
-            parallel_iterations, experimental_use_pfor)
-        if rows is not None:  # (m, b) + stail -> (b,) + ttail + stail
-            perm = (1, 0) + tuple(range(2, rows.ndim))
-            result = ops.reshape(ops.transpose(rows, perm), (b,) + ttail + stail)
+    with self._one_call():
+        if direction == "forward":
+            columns = _stacked_tangents(
+                self, target, source, _OneHot(stail, source.dtype, b), n, unconnected,
+                parallel_iterations, experimental_use_pfor)
+            if columns is not None:  # (n, b) + ttail -> (b,) + ttail + stail
+                result = ops.reshape(_axis_to_end(columns), (b,) + ttail + stail)
+        else:
+            (rows,) = _stacked_gradients(
+                self, target, _OneHot(ttail, target.dtype, b), m, [source], unconnected,
+                parallel_iterations, experimental_use_pfor)
+            if rows is not None:  # (m, b) + stail -> (b,) + ttail + stail
+                perm = (1, 0) + tuple(range(2, rows.ndim))
+                result = ops.reshape(ops.transpose(rows, perm), (b,) + ttail + stail)
     self._release()
     return result
 
@@ -160,17 +163,10 @@ def _stacked_tangents(tape, target, source, seeds, n, unconnected, chunk, use_pf
 
 
 def _forward_sweep(tape, path, tangents):
-    """Run one forward sweep; if it fails, leave every tape as it was."""
-    if not tape._persistent:
-        tape._stop()
-    before = marks()
-    try:
-        for op in path:
-            push_tangents(op, tangents)
-        return tangents
-    except BaseException:
-        rollback(before)
-        raise
+    """One forward sweep: the tangents of every tensor on the path (by id)."""
+    for op in path:
+        push_tangents(op, tangents)
+    return tangents
 
 
 _CHUNK_ELEMENTS = 2 ** 22  # numbers per batched tensor (16 MB of float32) in a jacobian

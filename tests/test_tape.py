@@ -189,14 +189,32 @@ def test_non_trainable_variable_not_auto_watched_but_watchable():
     assert float(t.gradient(y, v)) == 4.0
 
 
-def test_integer_sources_raise_a_type_error_naming_the_dtype():
+def test_integer_sources_give_none_with_a_warning_naming_the_dtype():
     x = mt.constant(2.0)
     n = mt.constant(3)
     with mt.GradientTape() as t:
         t.watch(x)
         y = x * x
-    with pytest.raises(TypeError, match="int32"):
-        t.gradient(y, [x, n])
+    with pytest.warns(UserWarning, match="source 1 must be floating.*int32"):
+        gx, gn = t.gradient(y, [x, n])
+    assert gn is None
+    assert float(gx) == 4.0
+
+
+def test_the_intro_guides_integer_cell_gives_none():
+    """TensorFlow's "Introduction to gradients" guide: `x = tf.constant(10)`,
+    `g.watch(x)`, `y = x * x`, `g.gradient(y, x)` warns about the dtype of the
+    watched tensor, the target and the source, and prints None."""
+    x = mt.constant(10)
+    with mt.GradientTape() as g:
+        with pytest.warns(UserWarning, match="watched tensor must be floating.*int32"):
+            g.watch(x)
+        y = x * x
+    with pytest.warns(UserWarning) as caught:
+        assert g.gradient(y, x) is None
+    messages = [str(w.message) for w in caught]
+    assert any("target 0 must be floating" in m and "int32" in m for m in messages)
+    assert any("source 0 must be floating" in m and "int32" in m for m in messages)
 
 
 def test_watching_an_integer_tensor_warns_and_does_not_watch():
@@ -940,3 +958,57 @@ def test_one_persistent_tape_differentiated_from_several_threads():
     wrong = [name for name, got in results if got is None or not np.allclose(
         got, expected[name], rtol=1e-10, atol=1e-12)]
     assert wrong == []
+
+
+def test_a_failed_gradient_leaves_a_one_shot_tape_recording():
+    """A gradient call that fails (in a rule, half-way through the walk)
+    inside a non-persistent tape's block leaves that tape as it was: still
+    recording, still unused."""
+    @mt.custom_gradient
+    def fragile(v):
+        def grad(dy):
+            if float(mt.reduce_sum(dy)) > 100.0:
+                raise ArithmeticError("upstream gradient too large")
+            return dy
+        return v * 1.0, grad
+
+    x = mt.constant(2.0)
+    with mt.GradientTape() as tape:
+        tape.watch(x)
+        y = fragile(x) * 1000.0
+        n = len(tape.operations)
+        with pytest.raises(ArithmeticError, match="too large"):
+            tape.gradient(y, x)
+        assert len(tape.operations) == n
+        z = fragile(x) * 3.0  # recorded: the tape is still recording
+        assert len(tape.operations) == 2 * n  # the same three ops again
+    assert float(tape.gradient(z, x)) == 3.0
+
+
+def test_a_failed_rule_leaves_every_tape_as_it_was():
+    """A gradient rule that raises half-way: the outer tape loses what the walk
+    recorded, the inner one-shot tape records again and can still be used."""
+    @mt.custom_gradient
+    def bad(v):
+        def grad(dy):
+            _ = dy * 2.0  # recorded by the outer tape before the error
+            raise ArithmeticError("broken rule")
+        return v * 1.0, grad
+
+    x = mt.constant(2.0)
+    with mt.GradientTape() as outer:
+        outer.watch(x)
+        with mt.GradientTape() as inner:
+            inner.watch(x)
+            y = mt.sin(bad(x))
+            n_outer, n_inner = len(outer.operations), len(inner.operations)
+            with pytest.raises(ArithmeticError, match="broken rule"):
+                inner.gradient(y, x)
+            assert len(outer.operations) == n_outer
+            assert len(inner.operations) == n_inner
+            z = y * y  # both tapes still record
+        assert len(inner.operations) == n_inner + 1
+        with pytest.raises(ArithmeticError):
+            inner.jacobian(z, x, experimental_direction="reverse")
+        assert len(outer.operations) == n_outer + 1
+    assert np.isclose(float(outer.gradient(z, y)), 2 * float(y))
