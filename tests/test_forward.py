@@ -569,3 +569,18 @@ def test_a_failing_forward_sweep_leaves_the_outer_tape_as_it_was():
         with pytest.raises(LookupError):
             inner.jacobian(y, x, experimental_direction="forward")
         assert len(outer.operations) == n
+
+
+def test_the_same_primal_twice_is_a_value_error():
+    """TensorFlow raises ValueError for a tensor given twice among the primals."""
+    x = mt.constant([1.0, 2.0])
+    with pytest.raises(ValueError, match="primal 1.*more than once"):
+        ForwardAccumulator(primals=[x, x], tangents=[[1.0, 0.0], [0.0, 1.0]])
+    v = mt.Variable([1.0, 2.0])
+    with pytest.raises(ValueError, match="primal 1.*more than once"):
+        ForwardAccumulator(primals=(v, v), tangents=([1.0, 0.0], [0.0, 1.0]))
+    # the same values in two different tensors are two primals
+    y = mt.constant([1.0, 2.0])
+    with ForwardAccumulator(primals=[x, y], tangents=[[1.0, 0.0], [0.0, 1.0]]) as acc:
+        z = x * y
+    np.testing.assert_allclose(acc.jvp(z).numpy(), [1.0 * 1.0, 2.0 * 1.0])
