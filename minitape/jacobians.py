@@ -18,7 +18,7 @@ import math
 
 import numpy as np
 
-from . import nest, ops
+from . import nest, ops, registry
 from .tangents import push_tangents
 from .backward import ops_between
 from .tape import (GradientTape, UnconnectedGradients, as_sources, as_targets,
@@ -212,12 +212,27 @@ def direction_costs(tape, target, sources, n_outputs=None, n_inputs=None):
 
 def _pick_direction(tape, choice, target, sources, method, n_outputs=None, n_inputs=None):
     if choice == "auto":
+        if _borrows_a_jvp(tape, target, sources):
+            return "reverse"
         forward, reverse = direction_costs(tape, target, sources, n_outputs, n_inputs)
         return jacobian_direction(1, 1, forward, reverse)
     if choice in ("forward", "reverse"):
         return choice
     raise ValueError(f"{method}: experimental_direction must be 'auto', 'forward' or "
                      f"'reverse', got {choice!r}")
+
+
+def _borrows_a_jvp(tape, target, sources):
+    """Whether forward mode would take some op's JVP from a user's gradient
+    function (a custom_gradient, a primitive without a JVP rule). Such a
+    "gradient" need not be linear in its upstream (one that clips it is not),
+    and then the two directions give different Jacobians; "auto" keeps
+    TensorFlow's, reverse mode."""
+    path, _, _ = ops_between(tape._producer, [target._id], {s._id for s in sources})
+    for op in path:
+        if registry.lookup_jvp(op) is None and registry.lookup(op) is not None:
+            return True
+    return False
 
 
 class _OneHot:

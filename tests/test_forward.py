@@ -622,3 +622,27 @@ def test_jacobian_direction_weighs_passes_by_their_numbers():
     assert mt.autodiff.jacobian_direction(64, 96, 2 * 96, 64 + 96) == "forward"
     assert mt.autodiff.jacobian_direction(64, 32, 2 * 32, 64 + 32) == "reverse"
     assert mt.autodiff.jacobian_direction(10, 100, 50, 1) == "reverse"  # cheap walks
+
+
+def test_auto_keeps_reverse_mode_through_a_users_gradient_function(monkeypatch):
+    """A custom gradient that clips its upstream is not linear in it, so forward
+    mode (which borrows a JVP from it) and reverse mode disagree; "auto" then
+    keeps TensorFlow's reverse mode, whatever the sizes."""
+    @mt.custom_gradient
+    def clip(v):
+        return v * 1.0, lambda dy: mt.clip_by_norm(dy, 0.01)
+
+    x = mt.constant([1.0, 2.0], dtype=mt.float64)
+    w = mt.constant(np.linspace(-0.1, 0.1, 128).reshape(64, 2))
+    with mt.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        y = mt.tanh(mt.reshape(w @ mt.reshape(clip(x * x), (2, 1)), (64,)))
+    forward, reverse = jacobians_module.direction_costs(tape, y, [x])
+    assert forward < reverse  # by the count alone, forward would be cheaper
+    calls = _spy(monkeypatch)
+    auto = tape.jacobian(y, x)
+    assert calls == {"forward": 0, "reverse": 1}
+    rev = tape.jacobian(y, x, experimental_direction="reverse")
+    fwd = tape.jacobian(y, x, experimental_direction="forward")
+    np.testing.assert_allclose(auto.numpy(), rev.numpy())
+    assert not np.allclose(fwd.numpy(), rev.numpy())  # the clip makes them differ
