@@ -177,11 +177,12 @@ def jacobian_direction(n_inputs, n_outputs, sweep_numbers=1, walk_numbers=1):
     `n_inputs` columns: "forward" or "reverse".
 
     Forward mode runs one sweep per column, reverse mode one backward walk per
-    row. A sweep computes `sweep_numbers` numbers (the tangents of the outputs
-    of the ops on the path), a walk `walk_numbers` (the gradients the rules send
-    to the inputs on the path); "auto" counts both on the recorded ops
-    (`direction_costs`). Without them, a sweep and a walk are taken to cost
-    the same. On a tie, reverse mode, TensorFlow's.
+    row. A sweep computes `sweep_numbers` numbers (on each op of the path,
+    one output-sized tangent term per input with a tangent), a walk
+    `walk_numbers` (the gradients the rules send to the inputs on the path);
+    "auto" counts both on the recorded ops (`direction_costs`). Without them,
+    a sweep and a walk are taken to cost the same. On a tie, reverse mode,
+    TensorFlow's.
     """
     forward, reverse = n_inputs * sweep_numbers, n_outputs * walk_numbers
     return "forward" if forward < reverse else "reverse"
@@ -192,18 +193,20 @@ def direction_costs(tape, target, sources, n_outputs=None, n_inputs=None):
     Jacobian of `target` with respect to `sources`, estimated from the ops the
     tape recorded between them (rule internals not counted).
 
-    Forward: for each source, one sweep per element, each computing a tangent
-    for every output of the ops between that source and the target. Reverse:
-    one walk per element of the target, each computing a gradient for every
-    input of those ops that leads to a source. (batch_jacobian passes the
-    sizes of one example as `n_outputs` and `n_inputs`.)
+    Forward: for each source, one sweep per element; on each op between that
+    source and the target, a sweep computes one term of the output's tangent
+    (output-sized) per input that carries a tangent. Reverse: one walk per
+    element of the target; on each op, a walk computes the gradient of every
+    input that leads to a source. (batch_jacobian passes the sizes of one
+    example as `n_outputs` and `n_inputs`.)
     """
     n_outputs = target.size if n_outputs is None else n_outputs
     n_inputs = [s.size for s in sources] if n_inputs is None else n_inputs
     forward = 0
     for s, n in zip(sources, n_inputs):
-        path, _, _ = ops_between(tape._producer, [target._id], {s._id})
-        forward += n * sum(y._value.size for op in path for y in op.outputs)
+        path, needs, _ = ops_between(tape._producer, [target._id], {s._id})
+        forward += n * sum(sum(needs[op.seq]) * sum(y._value.size for y in op.outputs)
+                           for op in path)
     path, needs, _ = ops_between(tape._producer, [target._id], {s._id for s in sources})
     walk = sum(x._value.size for op in path for x, flag in zip(op.inputs, needs[op.seq])
                if flag)

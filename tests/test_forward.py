@@ -646,3 +646,24 @@ def test_auto_keeps_reverse_mode_through_a_users_gradient_function(monkeypatch):
     fwd = tape.jacobian(y, x, experimental_direction="forward")
     np.testing.assert_allclose(auto.numpy(), rev.numpy())
     assert not np.allclose(fwd.numpy(), rev.numpy())  # the clip makes them differ
+
+
+def test_a_hessian_stays_in_reverse_mode(monkeypatch):
+    """The Jacobian of a gradient: a sweep's tangent terms and a walk's
+    gradients count the same numbers on the gradient's ops, so the counts
+    tie and "auto" keeps reverse mode."""
+    rng = np.random.default_rng(3)
+    x = mt.constant(rng.standard_normal((8, 4)))
+    w = mt.Variable(rng.standard_normal((4, 4)))
+    with mt.GradientTape(persistent=True) as outer:
+        with mt.GradientTape() as inner:
+            loss = mt.reduce_mean(mt.tanh(x @ w) ** 2)
+        g = inner.gradient(loss, w)
+    forward, reverse = jacobians_module.direction_costs(outer, g, [w])
+    assert forward == reverse > 0
+    calls = _spy(monkeypatch)
+    h = outer.jacobian(g, w)
+    assert calls == {"forward": 0, "reverse": 1}
+    np.testing.assert_allclose(
+        h.numpy(), outer.jacobian(g, w, experimental_direction="forward").numpy(),
+        rtol=1e-10, atol=1e-12)
