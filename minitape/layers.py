@@ -106,6 +106,9 @@ class Dense(Layer):
     the seeded generator (`mt.random.set_seed`) and a zero bias."""
 
     def __init__(self, units, activation=None, use_bias=True, name=None):
+        if isinstance(units, bool) or not isinstance(units, (int, np.integer)) \
+                or units <= 0:
+            raise ValueError(f"Dense: units must be a positive integer, got {units!r}")
         super().__init__(name)
         self.units = int(units)
         self.activation = activation

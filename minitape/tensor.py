@@ -15,6 +15,7 @@ import numbers
 
 import numpy as np
 
+from . import arguments
 from .context import state, variable_accessed, variable_assigned
 
 float16 = np.dtype("float16")
@@ -185,14 +186,33 @@ class Variable(_TensorLike):
         return self.read_value()
 
     def _new_value(self, value, op):
-        """Check a new value fully before anything changes (a failed assign changes nothing)."""
+        """Check a new value fully before anything changes (a failed assign changes
+        nothing): same dtype, same shape, and every number representable."""
+        what = f"Variable.{op} of '{self.name}' (dtype {self.dtype}, shape {self.shape})"
         if isinstance(value, Tensor) and value.dtype != self.dtype:
-            raise TypeError(f"Variable.{op}: dtype {value.dtype} does not match the "
+            raise TypeError(f"{what}: dtype {value.dtype} does not match the "
                             f"variable's dtype {self.dtype}")
-        new = _to_numpy(value, self.dtype, f"Variable.{op}")
+        new = _to_numpy(value, self.dtype, what)
         if new.shape != self.shape:
-            raise ValueError(f"Variable.{op}: shape {new.shape} does not match the "
+            raise ValueError(f"{what}: shape {new.shape} does not match the "
                              f"variable's shape {self.shape}")
+        return new
+
+    def _sum(self, delta, sign, op):
+        """The variable's value plus (sign 1) or minus (-1) `delta`; for integer
+        dtypes, a ValueError where the result would wrap around."""
+        delta = self._new_value(delta, op)
+        with np.errstate(over="ignore"):
+            new = self._value + delta if sign > 0 else self._value - delta
+        if self.dtype.kind in "iu":
+            exact = (self._value.astype(object) + delta.astype(object) if sign > 0
+                     else self._value.astype(object) - delta.astype(object))
+            wrapped = new.astype(object) != exact
+            if np.any(wrapped):
+                raise ValueError(
+                    f"Variable.{op} of '{self.name}' (dtype {self.dtype}, shape "
+                    f"{self.shape}): the result {exact[wrapped].reshape(-1)[0]} is out "
+                    f"of range for {self.dtype} and would wrap around")
         return new
 
     def assign(self, value, read_value=True):
@@ -203,14 +223,14 @@ class Variable(_TensorLike):
         return self if read_value else None
 
     def assign_add(self, delta, read_value=True):
-        new = self._value + self._new_value(delta, "assign_add")
+        new = self._sum(delta, 1, "assign_add")
         if state.tapes:
             variable_assigned(self, delta, "assign_add")
         self._value = _frozen(new)
         return self if read_value else None
 
     def assign_sub(self, delta, read_value=True):
-        new = self._value - self._new_value(delta, "assign_sub")
+        new = self._sum(delta, -1, "assign_sub")
         if state.tapes:
             variable_assigned(self, delta, "assign_sub")
         self._value = _frozen(new)
@@ -249,7 +269,12 @@ def _frozen(array):
 
 def _to_numpy(value, dtype, what):
     """NumPy value for `value`, with TensorFlow's defaults for Python numbers:
-    floats become float32 and ints int32; NumPy arrays keep their dtype."""
+    floats become float32 and ints int32; NumPy arrays keep their dtype.
+
+    A conversion to `dtype` that would change a number raises instead (as
+    TensorFlow's does): a float into an integer dtype (even 2.0; use mt.cast),
+    a complex number into a real dtype, an integer out of the dtype's range
+    (2**40 into int32 would wrap to 0)."""
     if isinstance(value, _TensorLike):
         array = value._value
         if isinstance(value, Variable):
@@ -263,28 +288,55 @@ def _to_numpy(value, dtype, what):
         elif array.dtype.kind == "i" and not isinstance(value, np.integer):
             if array.size == 0 or (np.abs(array).max() < 2**31):
                 array = array.astype(int32)
-        elif array.dtype == object:
-            raise TypeError(f"{what}: cannot convert {type(value).__name__} {value!r} "
-                            "to a tensor")
+    if array.dtype.kind not in "biufcUS":
+        raise TypeError(f"{what}: cannot convert {type(value).__name__} "
+                        f"{_short(value)} (NumPy dtype {array.dtype}) to a tensor; "
+                        "tensors hold numbers, bools or strings")
     if dtype is not None and array.dtype != dtype:
-        if array.dtype.kind in "fc" and dtype.kind in "iub":
-            raise TypeError(f"{what}: cannot convert a {array.dtype} value to {dtype} "
-                            "without losing the fractional part; use mt.cast")
-        if array.dtype.kind in "USO" or dtype.kind in "USO":
-            raise TypeError(f"{what}: cannot convert {array.dtype} to {dtype}")
+        _check_fits(array, dtype, what)
         array = array.astype(dtype)
     return array
+
+
+def _check_fits(array, dtype, what):
+    """Raise unless every number of `array` converts to `dtype` unchanged."""
+    src = array.dtype
+    if src.kind in "US" or dtype.kind in "USO":
+        raise TypeError(f"{what}: cannot convert {src} to {dtype}")
+    if src.kind in "fc" and dtype.kind in "iub":
+        lost = "the fractional part" if np.isfinite(array).all() else "inf or NaN"
+        raise TypeError(f"{what}: cannot convert the {src} value {_short(array)} to "
+                        f"{dtype} without losing {lost}; use mt.cast")
+    if src.kind == "c" and dtype.kind != "c":
+        raise TypeError(f"{what}: cannot convert the complex value {_short(array)} to "
+                        f"{dtype} without losing the imaginary part; use mt.cast")
+    if src.kind in "iub" and dtype.kind in "iub" and array.size:
+        lo, hi = (0, 1) if dtype.kind == "b" else (np.iinfo(dtype).min, np.iinfo(dtype).max)
+        low, high = int(array.min()), int(array.max())
+        if low < lo or high > hi:
+            bad = low if low < lo else high
+            raise ValueError(f"{what}: the value {bad} (in {_short(array)}) is out of "
+                             f"range for {dtype} [{lo}, {hi}]")
+
+
+def _short(value):
+    text = np.array2string(value, threshold=8) if isinstance(value, np.ndarray) \
+        else repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 def constant(value, dtype=None, shape=None, name=None):
     """A new Tensor holding a copy of `value` (Python floats become float32)."""
     array = np.array(_to_numpy(value, as_dtype(dtype), "constant"))
     if shape is not None:
-        shape = tuple(int(s) for s in shape)
+        shape = arguments.shape("constant", shape)
         if array.size == 1:
             array = np.full(shape, array.reshape(()), dtype=array.dtype)
-        else:
+        elif array.size == int(np.prod(shape)):
             array = array.reshape(shape)
+        else:
+            raise ValueError(f"constant: cannot give a value of shape {array.shape} "
+                             f"({array.size} elements) the shape {list(shape)}")
     return Tensor(array)
 
 

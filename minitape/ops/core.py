@@ -2,6 +2,7 @@
 and shaping tangents for forward-mode rules."""
 import numpy as np
 
+from .. import arguments
 from ..context import state
 from ..tape import record
 from ..tensor import Tensor, Variable, _new_id, convert_to_tensor, operand
@@ -100,21 +101,9 @@ def broadcast_error(op_name, x, y):
 
 
 def normalize_axes(op_name, axis, ndim):
-    """`axis` (None, an int or a list, maybe negative) as a sorted tuple."""
-    if axis is None:
-        return tuple(range(ndim))
-    if isinstance(axis, (Tensor, np.ndarray)):
-        axis = np.asarray(axis).tolist()
-    if not isinstance(axis, (list, tuple)):
-        axis = [axis]
-    axes = set()
-    for a in axis:
-        a = int(a)
-        if not -ndim <= a < ndim and not (ndim == 0 and a in (0, -1)):
-            raise ValueError(f"{op_name}: axis {a} is out of range for a tensor of "
-                             f"rank {ndim}")
-        axes.add(a % ndim if ndim else 0)
-    return tuple(sorted(axes)) if ndim else ()
+    """`axis` (None, an int or a list, maybe negative) as a sorted tuple of
+    distinct axes; anything else is an error naming the op (`arguments.axes`)."""
+    return arguments.axes(op_name, axis, ndim)
 
 
 def unbroadcast(grad, shape, batch_ndim):

@@ -13,6 +13,7 @@ import operator
 
 import numpy as np
 
+from .. import arguments
 from ..registry import NotDifferentiable, RegisterGradient, RegisterJVP, batch_ndim
 from ..tensor import Tensor
 from .core import (broadcast_error, emit, float_input, full_tangent, lift,
@@ -378,7 +379,9 @@ def _where_jvp(op, tc, tx, ty):
 def cast(x, dtype, name=None):
     """`x` converted to `dtype`; differentiable between floating dtypes."""
     x = tensor_input("cast", x) if not isinstance(x, Tensor) else x
-    dtype = np.dtype(dtype)
+    dtype = arguments.dtype("cast", dtype)
+    if x.dtype.kind not in "biufc":
+        raise TypeError(f"cast: cannot cast a {x.dtype} tensor to {dtype}")
     if x.dtype == dtype:
         return x
     return emit("Cast", x._value.astype(dtype), (x,), {"DstT": dtype}, name)

@@ -10,6 +10,7 @@ the JVP is the same formula as the gradient.
 """
 import numpy as np
 
+from .. import arguments
 from ..registry import RegisterGradient, RegisterJVP
 from .core import emit, float_input
 from .elementwise import exp, greater, log, where
@@ -80,10 +81,8 @@ RegisterJVP("Softplus", batch_safe=True)(_softplus_grad)
 
 def softmax(logits, axis=-1, name=None):
     x = float_input("softmax", logits)
-    axis = int(axis)
-    if not -x.ndim <= axis < x.ndim:
-        raise ValueError(f"softmax: axis {axis} is out of range for shape {x.shape}")
-    axis = axis % x.ndim - x.ndim  # negative: leading batch dims never shift it
+    # negative: leading batch dims never shift it
+    axis = arguments.one_axis("softmax", axis, x.ndim) - x.ndim
     e = np.exp(x._value - np.max(x._value, axis=axis, keepdims=True))
     return emit("Softmax", e / np.sum(e, axis=axis, keepdims=True), (x,), {"axis": axis},
                 name)
@@ -102,5 +101,6 @@ RegisterJVP("Softmax", batch_safe=True)(_softmax_grad)
 def log_softmax(logits, axis=-1, name=None):
     x = float_input("log_softmax", logits)
     from ..custom import stop_gradient  # custom.py imports the ops: import it late
-    shifted = x - stop_gradient(reduce_max(x, axis=int(axis), keepdims=True))
+    axis = arguments.one_axis("log_softmax", axis, x.ndim)  # checked before any op runs
+    shifted = x - stop_gradient(reduce_max(x, axis=axis, keepdims=True))
     return shifted - log(reduce_sum(exp(shifted), axis=axis, keepdims=True))

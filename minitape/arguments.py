@@ -1,0 +1,129 @@
+"""Checking the arguments that are not tensors: sizes, shapes, axes and dtypes.
+
+Every op checks these before it computes or records anything, so a wrong kind
+of argument (a float where a size goes, a repeated axis, `None` for a dtype)
+raises a TypeError or ValueError that names the op and the value, and no tape
+ever holds half of a failed op. An integer may be given as a Python int, a
+NumPy integer or a 0-d integer tensor (`mt.zeros([n, 3])` with `n` a tensor
+works, as in TensorFlow); bools, floats and strings are refused even when
+NumPy would quietly accept or truncate them.
+
+This module sits at the bottom (it imports nothing from minitape): tensors are
+read through `np.asarray`, which they support.
+"""
+import numbers
+
+import numpy as np
+
+
+def _show(value):
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def integer(op_name, what, value):
+    """`value` as a Python int, or a TypeError naming the op and the argument."""
+    if isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{op_name}: {what} must be an integer, got the bool {value!r}")
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    if hasattr(value, "__array__") and not isinstance(value, (str, bytes)):
+        array = np.asarray(value)
+        if array.ndim == 0 and array.dtype.kind in "iu":
+            return int(array)
+    raise TypeError(f"{op_name}: {what} must be an integer, got "
+                    f"{type(value).__name__} {_show(value)}")
+
+
+def size(op_name, what, value):
+    """A non-negative integer (a count or a dimension)."""
+    n = integer(op_name, what, value)
+    if n < 0:
+        raise ValueError(f"{op_name}: {what} must be >= 0, got {n}")
+    return n
+
+
+def integers(op_name, what, value):
+    """A list-like argument (perm, a shape) as a tuple of ints, any sign."""
+    return tuple(integer(op_name, f"{what} entry {i}", d)
+                 for i, d in enumerate(_entries(op_name, what, value)))
+
+
+def _entries(op_name, what, value):
+    """The entries of a list-like argument (a list, tuple, 1-d array or tensor,
+    or a single integer, which means a list of one)."""
+    if value is None or isinstance(value, (str, bytes, dict, set)):
+        raise TypeError(f"{op_name}: {what} must be a list of integers, got "
+                        f"{type(value).__name__} {_show(value)}")
+    if isinstance(value, (list, tuple)):
+        return list(value)
+    if hasattr(value, "__array__"):
+        array = np.asarray(value)
+        if array.ndim > 1:
+            raise ValueError(f"{op_name}: {what} must be a list (rank 1), got shape "
+                             f"{array.shape}")
+        if array.dtype.kind not in "iu":
+            raise TypeError(f"{op_name}: {what} must hold integers, got dtype "
+                            f"{array.dtype}: {_show(array.tolist())}")
+        return array.reshape(-1).tolist()
+    return [value]
+
+
+def shape(op_name, value, what="shape", allow_unknown=False):
+    """A shape as a tuple of ints. With `allow_unknown` (reshape) one entry may
+    be -1, "whatever makes the sizes match"; otherwise entries are >= 0."""
+    dims = integers(op_name, what, value)
+    lowest = -1 if allow_unknown else 0
+    for d in dims:
+        if d < lowest:
+            raise ValueError(f"{op_name}: {what} {list(dims)} has the negative "
+                             f"dimension {d}" + (" (only -1 may stand for an unknown "
+                                                  "dimension)" if allow_unknown else ""))
+    if allow_unknown and dims.count(-1) > 1:
+        raise ValueError(f"{op_name}: {what} {list(dims)} has more than one unknown "
+                         "dimension (-1)")
+    return dims
+
+
+def axes(op_name, axis, ndim):
+    """`axis` (None for all, an int or a list of ints, maybe negative) as a sorted
+    tuple of distinct axes in range(ndim). A scalar accepts axis 0 and -1."""
+    if axis is None:
+        return tuple(range(ndim))
+    found = []
+    for i, a in enumerate(_entries(op_name, "axis", axis)):
+        a = integer(op_name, "axis", a)
+        if not -ndim <= a < ndim and not (ndim == 0 and a in (0, -1)):
+            raise ValueError(f"{op_name}: axis {a} is out of range for a tensor of "
+                             f"rank {ndim}")
+        a = a % ndim if ndim else 0
+        if a in found:
+            raise ValueError(f"{op_name}: axis {_show(axis)} names axis {a} twice")
+        found.append(a)
+    return tuple(sorted(found)) if ndim else ()
+
+
+def one_axis(op_name, axis, ndim, what="axis"):
+    """A single axis in range(ndim) (negative counts from the end)."""
+    a = integer(op_name, what, axis)
+    if not -ndim <= a < ndim:
+        raise ValueError(f"{op_name}: {what} {a} is out of range for a tensor of rank "
+                         f"{ndim}")
+    return a % ndim
+
+
+def dtype(op_name, value, kinds="biufc"):
+    """A NumPy dtype of one of `kinds` ('b' bool, 'i'/'u' integers, 'f' floats,
+    'c' complex; numbers and bools by default), or a TypeError."""
+    if value is None:
+        raise TypeError(f"{op_name}: dtype must be a dtype such as mt.float32, got None")
+    try:
+        result = np.dtype(value)
+    except TypeError:
+        raise TypeError(f"{op_name}: {_show(value)} is not a dtype") from None
+    if result.kind not in kinds:
+        names = {"b": "bool", "i": "integer", "u": "unsigned", "f": "floating-point",
+                 "c": "complex"}
+        raise TypeError(f"{op_name}: dtype {_show(value)} ({result}) is not allowed; "
+                        f"expected a {'/'.join(names[k] for k in kinds)} dtype")
+    return result
