@@ -34,7 +34,7 @@ import warnings
 
 import numpy as np
 
-from . import nest, registry
+from . import arguments, nest, registry
 from .registry import _rules
 from .context import state
 from .tensor import Tensor, Variable, _TensorLike, is_floating
@@ -73,6 +73,9 @@ class Operation:
         self.needs = _ALL
 
     def get_attr(self, name):
+        if not self.attrs or name not in self.attrs:
+            raise ValueError(f"Operation '{self.name}' (type {self.type}) has no attr "
+                             f"named {name!r}; it has {sorted(self.attrs or ())}")
         return self.attrs[name]
 
     def __repr__(self):
@@ -399,6 +402,7 @@ class GradientTape:
         """
         self._check_usable("jacobian")
         unconnected = _unconnected(unconnected_gradients)
+        _check_parallel_iterations("jacobian", parallel_iterations)
         if not isinstance(target, _TensorLike):
             raise TypeError(f"jacobian: target must be a single tensor, got a "
                             f"{type(target).__name__}; call jacobian once per target "
@@ -445,6 +449,10 @@ class GradientTape:
         """
         self._check_usable("batch_jacobian")
         unconnected = _unconnected(unconnected_gradients)
+        _check_parallel_iterations("batch_jacobian", parallel_iterations)
+        if not isinstance(source, _TensorLike):
+            raise TypeError(f"batch_jacobian: source must be a single tensor, got a "
+                            f"{type(source).__name__}; call batch_jacobian once per source")
         (target,) = _as_tensors([target], "batch_jacobian", "target")
         (source,) = _as_sources([source], "batch_jacobian")
         if target.ndim < 1 or source.ndim < 1 or target.shape[0] != source.shape[0]:
@@ -618,7 +626,13 @@ def _upstreams(targets, output_gradients):
         if g is None:
             out.append(Tensor(np.ones(t.shape, t.dtype)))
             continue
-        g = ops.convert_to_tensor(g, dtype=t.dtype)
+        if isinstance(g, _TensorLike) and g.dtype != t.dtype:
+            raise TypeError(f"gradient: output_gradients has dtype {g.dtype} but the "
+                            f"target of shape {t.shape} has dtype {t.dtype}; use mt.cast")
+        try:
+            g = ops.convert_to_tensor(g, dtype=t.dtype)
+        except (TypeError, ValueError) as e:
+            raise type(e)(f"gradient: output_gradients {e}") from None
         if g.shape != t.shape:
             raise ValueError(f"gradient: output_gradients of shape {g.shape} do not match "
                              f"the target's shape {t.shape}")
@@ -649,6 +663,11 @@ def jacobian_direction(n_inputs, n_outputs):
     backward walk is kept.
     """
     return "forward" if 2 * n_inputs < n_outputs else "reverse"
+
+
+def _check_parallel_iterations(method, n):
+    if n is not None and arguments.size(method, "parallel_iterations", n) == 0:
+        raise ValueError(f"{method}: parallel_iterations must be positive, got {n}")
 
 
 def _pick_direction(choice, n_in, n_out, method):

@@ -71,6 +71,22 @@ def _lifted(op, tx, ty):
     return lift(tx, x, ndim), lift(ty, y, ndim)
 
 
+def _moved(t, term):
+    """`term`, a tangent's contribution t * (partial derivative), made exactly 0
+    where the tangent `t` is 0. An input that does not move adds nothing, even
+    where its partial derivative is inf or NaN (0 * inf is NaN in floating
+    point): so forward mode gives d(x0 * 1 + x1 * inf)/dx0 = 1, as reverse
+    mode does, instead of NaN. The mask is a comparison, not differentiable,
+    so tapes differentiating this JVP see `term` wherever t is not 0.
+
+    Only a NaN in `term` can come from 0 * inf, so without one the mask would
+    change nothing and is skipped (it would double the cost of these JVPs).
+    A trace (mt.function) keeps the choice made while tracing."""
+    if t is None or not np.isnan(term._value).any():
+        return term
+    return where(equal(t, 0), np.zeros((), term.dtype), term)
+
+
 def _sum_jvp(op, batch, a, b):
     """The output tangent a + b from two terms (None is zero), at full shape."""
     t = a if b is None else b if a is None else a + b
@@ -123,8 +139,8 @@ def _mul_jvp(op, tx, ty):
     x, y = op.inputs
     batch = tangent_batch(op, (tx, ty))
     tx, ty = _lifted(op, tx, ty)
-    return _sum_jvp(op, batch, None if tx is None else tx * y,
-                    None if ty is None else x * ty)
+    return _sum_jvp(op, batch, None if tx is None else _moved(tx, tx * y),
+                    None if ty is None else _moved(ty, x * ty))
 
 
 divide = _binary("RealDiv", "divide", operator.truediv, "x / y, elementwise.")
@@ -143,8 +159,8 @@ def _div_jvp(op, tx, ty):
     y, z = op.inputs[1], op.outputs[0]
     batch = tangent_batch(op, (tx, ty))
     tx, ty = _lifted(op, tx, ty)
-    return _sum_jvp(op, batch, None if tx is None else tx / y,
-                    None if ty is None else -ty * (z / y))
+    return _sum_jvp(op, batch, None if tx is None else _moved(tx, tx / y),
+                    None if ty is None else _moved(ty, -ty * (z / y)))
 
 
 pow = _binary("Pow", "pow", operator.pow, "x ** y, elementwise.")
@@ -170,8 +186,9 @@ def _pow_jvp(op, tx, ty):
     x, y = op.inputs
     batch = tangent_batch(op, (tx, ty))
     tx, ty = _lifted(op, tx, ty)
-    return _sum_jvp(op, batch, None if tx is None else tx * (y * pow(x, y - 1)),
-                    None if ty is None else ty * (op.outputs[0] * _log_base(x)))
+    return _sum_jvp(
+        op, batch, None if tx is None else _moved(tx, tx * (y * pow(x, y - 1))),
+        None if ty is None else _moved(ty, ty * (op.outputs[0] * _log_base(x))))
 
 
 negative = _unary("Neg", "negative", operator.neg, "-x.", kinds="biufc")
