@@ -123,7 +123,7 @@ def dtype(op_name, value, kinds="biufc"):
         raise TypeError(f"{op_name}: {_show(value)} is not a dtype") from None
     if result.kind not in kinds:
         names = {"b": "bool", "i": "integer", "u": "unsigned", "f": "floating-point",
-                 "c": "complex"}
+                 "c": "complex", "U": "string", "S": "bytes"}
         raise TypeError(f"{op_name}: dtype {_show(value)} ({result}) is not allowed; "
                         f"expected a {'/'.join(names[k] for k in kinds)} dtype")
     return result

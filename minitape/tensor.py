@@ -29,9 +29,10 @@ string = np.dtype("str")
 _new_id = itertools.count(1).__next__
 
 
-def as_dtype(dtype):
-    """Accept `mt.float32`, `np.float32`, `'float32'` or None."""
-    return None if dtype is None else np.dtype(dtype)
+def as_dtype(dtype, op_name="as_dtype"):
+    """Accept `mt.float32`, `np.float32`, `'float32'` or None (a TypeError naming
+    `op_name` for anything else, or for a dtype a tensor cannot hold)."""
+    return None if dtype is None else arguments.dtype(op_name, dtype, kinds="biufcUS")
 
 
 def is_floating(dtype):
@@ -162,7 +163,7 @@ class Variable(_TensorLike):
     def __init__(self, initial_value, trainable=True, name=None, dtype=None):
         if callable(initial_value):
             initial_value = initial_value()
-        self._value = _frozen(_to_numpy(initial_value, as_dtype(dtype), "Variable"))
+        self._value = _frozen(_to_numpy(initial_value, as_dtype(dtype, "Variable"), "Variable"))
         self._id = _new_id()
         self.trainable = bool(trainable)
         if name is None:
@@ -292,6 +293,9 @@ def _to_numpy(value, dtype, what):
         raise TypeError(f"{what}: cannot convert {type(value).__name__} "
                         f"{_short(value)} (NumPy dtype {array.dtype}) to a tensor; "
                         "tensors hold numbers, bools or strings")
+    if dtype is not None and dtype.kind in "US" and dtype.itemsize == 0 \
+            and array.dtype.kind == dtype.kind:
+        dtype = None  # mt.string: strings of any length
     if dtype is not None and array.dtype != dtype:
         _check_fits(array, dtype, what)
         array = array.astype(dtype)
@@ -302,7 +306,7 @@ def _check_fits(array, dtype, what):
     """Raise unless every number of `array` converts to `dtype` unchanged."""
     src = array.dtype
     if src.kind in "US" or dtype.kind in "USO":
-        raise TypeError(f"{what}: cannot convert {src} to {dtype}")
+        raise TypeError(f"{what}: cannot convert the {src} value {_short(array)} to {dtype}")
     if src.kind in "fc" and dtype.kind in "iub":
         lost = "the fractional part" if np.isfinite(array).all() else "inf or NaN"
         raise TypeError(f"{what}: cannot convert the {src} value {_short(array)} to "
@@ -327,7 +331,7 @@ def _short(value):
 
 def constant(value, dtype=None, shape=None, name=None):
     """A new Tensor holding a copy of `value` (Python floats become float32)."""
-    array = np.array(_to_numpy(value, as_dtype(dtype), "constant"))
+    array = np.array(_to_numpy(value, as_dtype(dtype, "constant"), "constant"))
     if shape is not None:
         shape = arguments.shape("constant", shape)
         if array.size == 1:
@@ -342,7 +346,7 @@ def constant(value, dtype=None, shape=None, name=None):
 
 def convert_to_tensor(value, dtype=None, name=None):
     """`value` as a Tensor: tensors pass through, variables are read, the rest copied."""
-    dtype = as_dtype(dtype)
+    dtype = as_dtype(dtype, "convert_to_tensor")
     if type(value) is Tensor and (dtype is None or value._value.dtype == dtype):
         return value
     if isinstance(value, Variable):

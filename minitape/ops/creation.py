@@ -19,7 +19,10 @@ def ones(shape, dtype=float32, name=None):
 
 def fill(dims, value, name=None):
     dims = arguments.shape("fill", dims, what="dims")
-    value = convert_to_tensor(value)._value  # Python floats become float32
+    try:
+        value = convert_to_tensor(value)._value  # Python floats become float32
+    except (TypeError, ValueError) as e:
+        raise type(e)(f"fill: value {value!r}: {e}") from None
     if value.ndim != 0:
         raise ValueError(f"fill: value must be a scalar, got shape {value.shape}")
     return Tensor(np.full(dims, value, dtype=value.dtype))
