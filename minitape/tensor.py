@@ -312,7 +312,7 @@ def _check_fits(array, dtype, what):
         raise TypeError(f"{what}: cannot convert the {src} value {_short(array)} to "
                         f"{dtype} without losing {lost}; use mt.cast")
     if src.kind == "c" and dtype.kind != "c":
-        raise TypeError(f"{what}: cannot convert the complex value {_short(array)} to "
+        raise TypeError(f"{what}: cannot convert the {src} value {_short(array)} to "
                         f"{dtype} without losing the imaginary part; use mt.cast")
     if src.kind in "iub" and dtype.kind in "iub" and array.size:
         lo, hi = (0, 1) if dtype.kind == "b" else (np.iinfo(dtype).min, np.iinfo(dtype).max)
