@@ -166,6 +166,9 @@ class Variable(_TensorLike):
         self._value = _frozen(_to_numpy(initial_value, as_dtype(dtype, "Variable"), "Variable"))
         self._id = _new_id()
         self.trainable = bool(trainable)
+        if name is not None and not isinstance(name, str):
+            raise TypeError(f"Variable: name must be a string, got "
+                            f"{type(name).__name__} {name!r}")
         if name is None:
             n = next(Variable._count)
             name = "Variable" if n == 0 else f"Variable_{n}"
@@ -372,9 +375,18 @@ def operand(value, like, op_name):
     elif kind is float or kind is int or (isinstance(value, numbers.Number)
                                           and not isinstance(value, np.generic)):
         dtype = like._value.dtype
-        if dtype.kind in "iu" and not float(value).is_integer():
+        if isinstance(value, complex) and dtype.kind != "c":
+            raise TypeError(f"{op_name}: cannot combine the {dtype} tensor with the "
+                            f"complex number {value!r}")
+        if dtype.kind in "iub" and not float(value).is_integer():
             raise TypeError(f"{op_name}: cannot combine the {dtype} tensor with "
                             f"the non-integer number {value!r}")
+        if dtype.kind in "iub":  # 300 does not fit an int8 tensor (NumPy: OverflowError)
+            lo, hi = (0, 1) if dtype.kind == "b" else (np.iinfo(dtype).min,
+                                                       np.iinfo(dtype).max)
+            if not lo <= value <= hi:
+                raise ValueError(f"{op_name}: the number {value!r} is out of range for "
+                                 f"the {dtype} tensor [{lo}, {hi}]")
         return Tensor(dtype.type(value))
     else:
         return Tensor(np.array(_to_numpy(value, like._value.dtype, op_name)))
@@ -389,8 +401,9 @@ class TensorSpec:
 
     def __init__(self, shape=None, dtype=float32, name=None):
         self.shape = None if shape is None else tuple(
-            None if s is None else int(s) for s in shape)
-        self.dtype = np.dtype(dtype)
+            None if s is None else arguments.size("TensorSpec", "shape entry", s)
+            for s in shape)
+        self.dtype = as_dtype(dtype, "TensorSpec")
         self.name = name
 
     def is_compatible_with(self, value):

@@ -305,6 +305,14 @@ ROWS = [
      ("Variable", "object")),
     ("variable-bad-dtype", lambda s: mt.Variable(1.0, dtype=None.__class__), TypeError,
      ("Variable", "NoneType")),
+    ("variable-name-number", lambda s: mt.Variable(1.0, name=5), TypeError,
+     ("Variable", "name", "5")),
+    ("tensor-spec-float-shape", lambda s: mt.TensorSpec([2.5]), TypeError,
+     ("TensorSpec", "2.5")),
+    ("tensor-spec-negative-shape", lambda s: mt.TensorSpec([-3]), ValueError,
+     ("TensorSpec", "-3")),
+    ("tensor-spec-bad-dtype", lambda s: mt.TensorSpec([2], dtype="foo"), TypeError,
+     ("TensorSpec", "'foo'")),
     ("convert-object", lambda s: mt.convert_to_tensor({"a": 1}), TypeError,
      ("convert_to_tensor", "dict")),
     # primitives whose function returns something that is not numbers
@@ -433,6 +441,8 @@ def test_the_good_values_still_work():
     assert mt.layers.Dense(np.int64(3)).units == 3
     assert mt.einsum("ij->ji", [mt.ones([2, 3])]).shape == (3, 2)
     assert mt.constant("abc", dtype=mt.string).dtype.kind == "U"
+    assert mt.TensorSpec([None, 2]).shape == (None, 2)
+    assert (mt.constant([1], dtype=np.int8) * -128).numpy().tolist() == [-128]
     with mt.GradientTape() as tape:
         tape.watch(x)
         y = x * 2.0

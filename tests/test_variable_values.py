@@ -108,6 +108,14 @@ CONSTRUCTIONS = [
      ValueError, ("convert_to_tensor", "300", "int8")),
     ("operand-too-big", lambda: mt.constant([1], dtype=np.int8) + np.array([300]),
      ValueError, ("add", "300", "int8")),
+    ("python-number-too-big", lambda: mt.constant([1], dtype=np.int8) * 300,
+     ValueError, ("multiply", "300", "int8")),
+    ("python-number-huge", lambda: mt.constant([1], dtype=np.int64) - 2**70,
+     ValueError, ("subtract", "1180591620717411303424", "int64")),
+    ("python-float-too-big-for-int", lambda: mt.constant([1]) + 2.0**40,
+     ValueError, ("add", "1099511627776.0", "int32")),
+    ("python-complex-into-float", lambda: mt.constant([1.0]) + 1j, TypeError,
+     ("add", "1j", "float32")),
 ]
 
 
