@@ -11,6 +11,7 @@ NumPy would quietly accept or truncate them.
 This module sits at the bottom (it imports nothing from minitape): tensors are
 read through `np.asarray`, which they support.
 """
+import math
 import numbers
 
 import numpy as np
@@ -40,6 +41,8 @@ def size(op_name, what, value):
     n = integer(op_name, what, value)
     if n < 0:
         raise ValueError(f"{op_name}: {what} must be >= 0, got {n}")
+    if n >= 2**63:
+        raise ValueError(f"{op_name}: {what} {n} is larger than any array can hold")
     return n
 
 
@@ -79,6 +82,9 @@ def shape(op_name, value, what="shape", allow_unknown=False):
             raise ValueError(f"{op_name}: {what} {list(dims)} has the negative "
                              f"dimension {d}" + (" (only -1 may stand for an unknown "
                                                   "dimension)" if allow_unknown else ""))
+    if math.prod(d for d in dims if d > 0) >= 2**63:
+        raise ValueError(f"{op_name}: {what} {list(dims)} has more elements than "
+                         "any array can hold")
     if allow_unknown and dims.count(-1) > 1:
         raise ValueError(f"{op_name}: {what} {list(dims)} has more than one unknown "
                          "dimension (-1)")
@@ -115,8 +121,10 @@ def one_axis(op_name, axis, ndim, what="axis"):
 def dtype(op_name, value, kinds="biufc"):
     """A NumPy dtype of one of `kinds` ('b' bool, 'i'/'u' integers, 'f' floats,
     'c' complex; numbers and bools by default), or a TypeError."""
-    if value is None:
-        raise TypeError(f"{op_name}: dtype must be a dtype such as mt.float32, got None")
+    if value is None or (hasattr(value, "__array__") and not isinstance(value, type)):
+        # (an array or tensor: np.dtype(t) would quietly take t.dtype)
+        raise TypeError(f"{op_name}: dtype must be a dtype such as mt.float32, got "
+                        f"{type(value).__name__} {_show(value)}")
     try:
         result = np.dtype(value)
     except TypeError:

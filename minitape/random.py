@@ -18,11 +18,11 @@ def _seed(op_name, seed):
     return arguments.size(op_name, "seed", seed)
 
 
-def generator(seed=None):
+def generator(seed=None, op_name="random"):
     """The global generator, or a fresh one for an op-level `seed`."""
     global _generator
     if seed is not None:
-        return np.random.Generator(np.random.PCG64(_seed("random", seed)))
+        return np.random.Generator(np.random.PCG64(_seed(op_name, seed)))
     if _generator is None:
         _generator = np.random.Generator(np.random.PCG64())
     return _generator
@@ -41,7 +41,7 @@ def normal(shape, mean=0.0, stddev=1.0, dtype=float32, seed=None, name=None):
     dtype = arguments.dtype("random.normal", dtype, kinds="f")
     mean = _real("random.normal", "mean", mean)
     stddev = _real("random.normal", "stddev", stddev)
-    values = generator(seed).standard_normal(shape, dtype=dtype)
+    values = generator(seed, "random.normal").standard_normal(shape, dtype=dtype)
     return Tensor((values * dtype.type(stddev) + dtype.type(mean)).astype(dtype))
 
 
@@ -55,8 +55,8 @@ def uniform(shape, minval=0, maxval=None, dtype=float32, seed=None, name=None):
         hi = arguments.integer("random.uniform", "maxval", maxval)
         if lo >= hi:
             raise ValueError(f"random.uniform: needs minval < maxval, got {lo} and {hi}")
-        return Tensor(generator(seed).integers(lo, hi, shape, dtype=dtype))
+        return Tensor(generator(seed, "random.uniform").integers(lo, hi, shape, dtype=dtype))
     lo = _real("random.uniform", "minval", minval)
     hi = 1.0 if maxval is None else _real("random.uniform", "maxval", maxval)
-    values = generator(seed).random(shape, dtype=dtype)
+    values = generator(seed, "random.uniform").random(shape, dtype=dtype)
     return Tensor((values * dtype.type(float(hi) - float(lo)) + dtype.type(lo)).astype(dtype))

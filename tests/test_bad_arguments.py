@@ -169,6 +169,8 @@ BAD_DTYPES = [
     ("object", object, TypeError, "object"),
     ("unknown-name", "float31", TypeError, "'float31'"),
     ("number", 3.5, TypeError, "3.5"),
+    ("a-tensor", mt.constant([1.5]), TypeError, "Tensor"),
+    ("an-array", np.zeros(2, np.int32), TypeError, "ndarray"),
 ]
 
 DTYPE_OPS = [
@@ -287,6 +289,7 @@ ROWS = [
      ("reduce_mean", "[0, 0]")),
     ("norm-axis-4", lambda s: mt.norm(s.x, axis=4), ValueError, ("norm", "4")),
     ("norm-bad-ord", lambda s: mt.norm(s.x, ord=3), ValueError, ("norm", "3")),
+    ("norm-bool-ord", lambda s: mt.norm(s.x, ord=True), ValueError, ("norm", "True")),
     ("norm-string-ord", lambda s: mt.norm(s.x, ord="max"), ValueError, ("norm", "'max'")),
     # cast and dtypes of values
     ("cast-none", lambda s: mt.cast(s.x, None), TypeError, ("cast", "None")),
@@ -335,6 +338,17 @@ ROWS = [
      ("concat", "scalar", "()")),
     ("concat-ranks", lambda s: mt.concat([s.x, mt.ones([2])], 0), ValueError,
      ("concat", "(2, 3)", "(2,)")),
+    ("concat-not-a-list", lambda s: mt.concat(3, 0), TypeError, ("concat", "int")),
+    ("stack-none", lambda s: mt.stack(None), TypeError, ("stack", "None")),
+    ("stack-of-strings-and-floats", lambda s: mt.stack([s.s, "a"]), TypeError, ("stack",)),
+    ("sin-of-none", lambda s: mt.sin(None), TypeError, ("sin", "None")),
+    ("reshape-of-a-dict", lambda s: mt.reshape({"a": 1}, [1]), TypeError,
+     ("reshape", "dict")),
+    ("einsum-operand-object", lambda s: mt.einsum("ij->ji", object()), TypeError,
+     ("einsum", "object")),
+    ("zeros-too-many-elements", lambda s: mt.zeros([2**40, 2**40]), ValueError,
+     ("zeros", "1099511627776")),
+    ("eye-too-large", lambda s: mt.eye(2**70), ValueError, ("eye", "1180591620717411303424")),
     ("concat-nothing", lambda s: mt.concat([], 0), ValueError, ("concat",)),
     ("stack-shapes", lambda s: mt.stack([s.x, s.m]), ValueError, ("stack", "(2, 3)",
                                                                   "(2, 2)")),

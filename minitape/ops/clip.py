@@ -30,6 +30,9 @@ def clip_by_norm(t, clip_norm, axes=None, name=None):
     """
     t = float_input("clip_by_norm", t)
     clip_norm = operand(clip_norm, t, "clip_by_norm")  # checked before any op runs
+    if clip_norm.ndim != 0:
+        raise ValueError(f"clip_by_norm: clip_norm must be a scalar, got shape "
+                         f"{clip_norm.shape}")
     normalize_axes("clip_by_norm", axes, t.ndim)
     l2sum = reduce_sum(t * t, axis=axes, keepdims=True)
     positive = l2sum > 0

@@ -26,10 +26,17 @@ def constant_like(value):
     return Tensor(value)
 
 
+def _converted(op_name, x):
+    try:
+        return convert_to_tensor(x)
+    except (TypeError, ValueError) as e:
+        raise type(e)(f"{op_name}: {e}") from None
+
+
 def tensor_input(op_name, x):
     """`x` as a numeric Tensor, or a TypeError that names the op."""
     if type(x) is not Tensor:
-        x = convert_to_tensor(x)
+        x = _converted(op_name, x)
     if x._value.dtype.kind not in "biufc":
         raise TypeError(f"{op_name}: expected a numeric tensor, got dtype {x.dtype}")
     return x
@@ -38,7 +45,7 @@ def tensor_input(op_name, x):
 def float_input(op_name, x):
     """`x` as a floating-point Tensor, or a TypeError that names the op."""
     if type(x) is not Tensor:
-        x = convert_to_tensor(x)
+        x = _converted(op_name, x)
     if x._value.dtype.kind not in "fc":
         raise TypeError(f"{op_name}: expected a floating-point tensor, got dtype "
                         f"{x.dtype} (use mt.cast)")

@@ -171,8 +171,17 @@ def _pad_jvp(op, t):
     return pad(t, ((0, 0),) * nb + op.attrs["paddings"])  # pads with 0: a constant
 
 
+def _tensor_list(op_name, values):
+    if isinstance(values, (list, tuple)):
+        return values
+    if isinstance(values, Tensor) and values.ndim > 0:
+        return list(values)  # the rows of a tensor
+    raise TypeError(f"{op_name}: values must be a list of tensors, got "
+                    f"{type(values).__name__} {values!r:.80}")
+
+
 def concat(values, axis, name=None):
-    xs = [tensor_input("concat", v) for v in values]
+    xs = [tensor_input("concat", v) for v in _tensor_list("concat", values)]
     if not xs:
         raise ValueError("concat: needs at least one tensor")
     if xs[0].ndim == 0:
@@ -218,7 +227,7 @@ def _concat_jvp(op, *tangents):
 
 
 def stack(values, axis=0, name=None):
-    xs = [tensor_input("stack", v) for v in values]
+    xs = [tensor_input("stack", v) for v in _tensor_list("stack", values)]
     if not xs:
         raise ValueError("stack: needs at least one tensor")
     if len({x.shape for x in xs}) > 1 or len({x.dtype for x in xs}) > 1:
