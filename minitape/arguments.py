@@ -24,6 +24,8 @@ def _show(value):
 
 def integer(op_name, what, value):
     """`value` as a Python int, or a TypeError naming the op and the argument."""
+    if type(value) is int:  # the common case first: ops check their arguments on every call
+        return value
     if isinstance(value, (bool, np.bool_)):
         raise TypeError(f"{op_name}: {what} must be an integer, got the bool {value!r}")
     if isinstance(value, numbers.Integral):
@@ -48,6 +50,8 @@ def size(op_name, what, value):
 
 def integers(op_name, what, value):
     """A list-like argument (perm, a shape) as a tuple of ints, any sign."""
+    if type(value) in (tuple, list) and all(type(d) is int for d in value):
+        return tuple(value)  # the common case, without building messages
     return tuple(integer(op_name, f"{what} entry {i}", d)
                  for i, d in enumerate(_entries(op_name, what, value)))
 
@@ -77,6 +81,8 @@ def shape(op_name, value, what="shape", allow_unknown=False):
     be -1, "whatever makes the sizes match"; otherwise entries are >= 0."""
     dims = integers(op_name, what, value)
     lowest = -1 if allow_unknown else 0
+    if not dims or (min(dims) >= 0 and max(dims) < 2**21 and len(dims) <= 3):
+        return dims  # non-negative, and fewer than 2**63 elements: nothing to check
     for d in dims:
         if d < lowest:
             raise ValueError(f"{op_name}: {what} {list(dims)} has the negative "
@@ -96,6 +102,8 @@ def axes(op_name, axis, ndim):
     tuple of distinct axes in range(ndim). A scalar accepts axis 0 and -1."""
     if axis is None:
         return tuple(range(ndim))
+    if type(axis) is int and -ndim <= axis < ndim:
+        return (axis % ndim,)  # the common case
     found = []
     for i, a in enumerate(_entries(op_name, "axis", axis)):
         a = integer(op_name, "axis", a)
