@@ -98,6 +98,7 @@ def test_a_vector_input_with_an_infinite_weight():
                                    rtol=1e-6)
 
 
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
 def test_a_second_derivative_through_the_masked_jvp():
     """Reverse over forward: a tape differentiates the JVP of x * y; where the
     mask is not needed the JVP is the usual product, so d/dx (tx * y + x * ty)
