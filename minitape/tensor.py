@@ -193,7 +193,7 @@ class Variable(_TensorLike):
         """Check a new value fully before anything changes (a failed assign changes
         nothing): same dtype, same shape, and every number representable."""
         what = f"Variable.{op} of '{self.name}' (dtype {self.dtype}, shape {self.shape})"
-        if isinstance(value, Tensor) and value.dtype != self.dtype:
+        if isinstance(value, _TensorLike) and value.dtype != self.dtype:
             raise TypeError(f"{what}: dtype {value.dtype} does not match the "
                             f"variable's dtype {self.dtype}")
         new = _to_numpy(value, self.dtype, what)

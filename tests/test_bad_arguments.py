@@ -359,6 +359,8 @@ ROWS = [
     ("range-zero-delta", lambda s: mt.range(0, 5, 0), ValueError, ("range", "delta", "0")),
     ("range-wrong-direction", lambda s: mt.range(5, 0, 1), ValueError,
      ("range", "5", "0")),
+    ("range-too-many", lambda s: mt.range(0.0, 1.0, 1e-30), ValueError,
+     ("range", "1e-30")),
     ("range-string", lambda s: mt.range("5"), TypeError, ("range", "'5'")),
     ("range-none", lambda s: mt.range(None), TypeError, ("range", "None")),
     ("zeros-negative", lambda s: mt.zeros([-1, 2]), ValueError, ("zeros", "-1")),

@@ -63,6 +63,8 @@ ROWS = [
     ("object-array", [1.0, 2.0], mt.float32, "assign", np.array([None, 1.0]), TypeError,
      ("object",)),
     ("none", [1.0, 2.0], mt.float32, "assign", None, TypeError, ("None",)),
+    ("float64-variable", [1.0, 2.0], mt.float32, "assign",
+     mt.Variable(np.array([1.0, 2.0])), TypeError, ("float64",)),
     ("float64-tensor", [1.0, 2.0], mt.float32, "assign",
      mt.constant(np.array([1.0, 2.0])), TypeError, ("float64",)),
 ]

@@ -89,4 +89,7 @@ def range(start, limit=None, delta=1, dtype=None, name="range"):
     if (delta > 0 and start > limit) or (delta < 0 and start < limit):
         raise ValueError(f"range: start={start} never reaches limit={limit} with "
                          f"delta={delta}")
+    if abs((limit - start) / delta) >= 2**63:
+        raise ValueError(f"range: start={start}, limit={limit}, delta={delta} make more "
+                         "numbers than any array can hold")
     return Tensor(np.arange(start, limit, delta, dtype=dtype))
