@@ -1,4 +1,5 @@
-"""Checking the arguments that are not tensors: sizes, shapes, axes and dtypes.
+"""Checking arguments before anything changes: sizes, shapes, axes and dtypes,
+and numbers that must convert to a dtype without losing their value.
 
 Every op checks these before it computes or records anything, so a wrong kind
 of argument (a float where a size goes, a repeated axis, `None` for a dtype)
@@ -18,7 +19,8 @@ import numpy as np
 
 
 def _show(value):
-    text = repr(value)
+    text = np.array2string(value, threshold=8) if isinstance(value, np.ndarray) \
+        else repr(value)
     return text if len(text) <= 80 else text[:77] + "..."
 
 
@@ -142,4 +144,52 @@ def dtype(op_name, value, kinds="biufc"):
                  "c": "complex", "U": "string", "S": "bytes"}
         raise TypeError(f"{op_name}: dtype {_show(value)} ({result}) is not allowed; "
                         f"expected a {'/'.join(names[k] for k in kinds)} dtype")
+    return result
+
+
+def _limits(dtype):
+    return (0, 1) if dtype.kind == "b" else (int(np.iinfo(dtype).min),
+                                             int(np.iinfo(dtype).max))
+
+
+def in_range(what, number, dtype):
+    """A ValueError unless the integer `number` fits `dtype` (an integer or bool
+    dtype): 2**40 into int32 would wrap around to 0."""
+    lo, hi = _limits(dtype)
+    if not lo <= number <= hi:
+        raise ValueError(f"{what}: the value {number!r} is out of range for {dtype} "
+                         f"[{lo}, {hi}]")
+
+
+def fits(what, array, dtype):
+    """Raise unless every number of the NumPy `array` converts to `dtype`
+    unchanged. As in TensorFlow: a float (even 2.0) or complex number does not
+    convert to an integer dtype, nor a complex number to a real one (use
+    mt.cast), and an integer must be in the dtype's range."""
+    src = array.dtype
+    if src.kind in "US" or dtype.kind in "USO":
+        raise TypeError(f"{what}: cannot convert the {src} value {_show(array)} to {dtype}")
+    if src.kind in "fc" and dtype.kind in "iub":
+        lost = "the fractional part" if np.isfinite(array).all() else "inf or NaN"
+        raise TypeError(f"{what}: cannot convert the {src} value {_show(array)} to "
+                        f"{dtype} without losing {lost}; use mt.cast")
+    if src.kind == "c" and dtype.kind != "c":
+        raise TypeError(f"{what}: cannot convert the {src} value {_show(array)} to "
+                        f"{dtype} without losing the imaginary part; use mt.cast")
+    if src.kind in "iub" and dtype.kind in "iub" and array.size:
+        in_range(what, int(array.min()), dtype)
+        in_range(what, int(array.max()), dtype)
+
+
+def exact_sum(what, a, b, sign):
+    """a + b (sign 1) or a - b (sign -1) for NumPy arrays of one dtype; for an
+    integer dtype, a ValueError where NumPy would wrap around."""
+    with np.errstate(over="ignore"):
+        result = a + b if sign > 0 else a - b
+    if a.dtype.kind in "iu":
+        exact = a.astype(object) + b.astype(object) * sign
+        wrapped = result.astype(object) != exact
+        if np.any(wrapped):
+            raise ValueError(f"{what}: the result {exact[wrapped].reshape(-1)[0]} is out "
+                             f"of range for {a.dtype} and would wrap around")
     return result

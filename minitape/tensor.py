@@ -26,7 +26,12 @@ int64 = np.dtype("int64")
 bool_ = np.dtype("bool")
 string = np.dtype("str")
 
-_new_id = itertools.count(1).__next__
+new_id = itertools.count(1).__next__  # every Tensor and Variable gets a fresh id
+
+# How Jupyter shows a Tensor or a GradientTape. display.py, several layers above,
+# puts its views here when it is imported, so the values layer never imports it.
+html_views = {}  # class -> function(obj) returning HTML
+text_views = {}  # class -> function(obj) returning plain text (IPython's pretty printer)
 
 
 def as_dtype(dtype, op_name="as_dtype"):
@@ -39,7 +44,7 @@ def is_floating(dtype):
     return dtype.kind in "fc"
 
 
-class _TensorLike:
+class TensorLike:
     """What a Tensor and a Variable share: properties, printing, conversions."""
 
     __slots__ = ()
@@ -129,7 +134,7 @@ def _dtype_name(dtype):
     return "string" if dtype.kind in "US" else str(dtype)
 
 
-class Tensor(_TensorLike):
+class Tensor(TensorLike):
     """An immutable value that tapes can record. Make one with `mt.constant`."""
 
     __slots__ = ("_value", "_id")
@@ -137,11 +142,11 @@ class Tensor(_TensorLike):
     def __init__(self, value):
         # Internal: `value` is already a NumPy array or scalar owned by this tensor.
         self._value = value
-        self._id = _new_id()
+        self._id = new_id()
 
     def _repr_html_(self):
-        from .display import tensor_html
-        return tensor_html(self)
+        view = html_views.get(Tensor)
+        return None if view is None else view(self)
 
     def __repr__(self):
         return f"<mt.Tensor: shape={self.shape}, dtype={_dtype_name(self.dtype)}, " \
@@ -154,7 +159,7 @@ class Tensor(_TensorLike):
         return f"mt.Tensor({text}, shape={self.shape}, dtype={_dtype_name(self.dtype)})"
 
 
-class Variable(_TensorLike):
+class Variable(TensorLike):
     """A mutable value (model weights). Ops read it as a Tensor snapshot."""
 
     __slots__ = ("_value", "_id", "trainable", "_name", "__weakref__")
@@ -164,7 +169,7 @@ class Variable(_TensorLike):
         if callable(initial_value):
             initial_value = initial_value()
         self._value = _frozen(_to_numpy(initial_value, as_dtype(dtype, "Variable"), "Variable"))
-        self._id = _new_id()
+        self._id = new_id()
         self.trainable = bool(trainable)
         if name is not None and not isinstance(name, str):
             raise TypeError(f"Variable: name must be a string, got "
@@ -180,43 +185,26 @@ class Variable(_TensorLike):
 
     def read_value(self):
         """A Tensor snapshot of the current value (tapes may watch this read)."""
-        t = Tensor.__new__(Tensor)
-        t._value = self._value
-        t._id = self._id
         variable_accessed(self)
-        return t
+        return snapshot(self)
 
     def value(self):
         return self.read_value()
 
+    def _what(self, op):
+        return f"Variable.{op} of '{self.name}' (dtype {self.dtype}, shape {self.shape})"
+
     def _new_value(self, value, op):
         """Check a new value fully before anything changes (a failed assign changes
         nothing): same dtype, same shape, and every number representable."""
-        what = f"Variable.{op} of '{self.name}' (dtype {self.dtype}, shape {self.shape})"
-        if isinstance(value, _TensorLike) and value.dtype != self.dtype:
+        what = self._what(op)
+        if isinstance(value, TensorLike) and value.dtype != self.dtype:
             raise TypeError(f"{what}: dtype {value.dtype} does not match the "
                             f"variable's dtype {self.dtype}")
         new = _to_numpy(value, self.dtype, what)
         if new.shape != self.shape:
             raise ValueError(f"{what}: shape {new.shape} does not match the "
                              f"variable's shape {self.shape}")
-        return new
-
-    def _sum(self, delta, sign, op):
-        """The variable's value plus (sign 1) or minus (-1) `delta`; for integer
-        dtypes, a ValueError where the result would wrap around."""
-        delta = self._new_value(delta, op)
-        with np.errstate(over="ignore"):
-            new = self._value + delta if sign > 0 else self._value - delta
-        if self.dtype.kind in "iu":
-            exact = (self._value.astype(object) + delta.astype(object) if sign > 0
-                     else self._value.astype(object) - delta.astype(object))
-            wrapped = new.astype(object) != exact
-            if np.any(wrapped):
-                raise ValueError(
-                    f"Variable.{op} of '{self.name}' (dtype {self.dtype}, shape "
-                    f"{self.shape}): the result {exact[wrapped].reshape(-1)[0]} is out "
-                    f"of range for {self.dtype} and would wrap around")
         return new
 
     def assign(self, value, read_value=True):
@@ -227,14 +215,16 @@ class Variable(_TensorLike):
         return self if read_value else None
 
     def assign_add(self, delta, read_value=True):
-        new = self._sum(delta, 1, "assign_add")
+        new = arguments.exact_sum(self._what("assign_add"), self._value,
+                                  self._new_value(delta, "assign_add"), 1)
         if state.tapes:
             variable_assigned(self, delta, "assign_add")
         self._value = _frozen(new)
         return self if read_value else None
 
     def assign_sub(self, delta, read_value=True):
-        new = self._sum(delta, -1, "assign_sub")
+        new = arguments.exact_sum(self._what("assign_sub"), self._value,
+                                  self._new_value(delta, "assign_sub"), -1)
         if state.tapes:
             variable_assigned(self, delta, "assign_sub")
         self._value = _frozen(new)
@@ -245,6 +235,15 @@ class Variable(_TensorLike):
                 f"dtype={_dtype_name(self.dtype)}, numpy={_numpy_repr(self._value)}>")
 
     __str__ = __repr__
+
+
+def snapshot(variable):
+    """The variable's value as a Tensor with the variable's id, without counting
+    as an access (asking for a gradient, or recording a custom gradient's reads,
+    is not a read that tapes should watch)."""
+    t = Tensor.__new__(Tensor)
+    t._value, t._id = variable._value, variable._id
+    return t
 
 
 class _Ref:
@@ -273,13 +272,9 @@ def _frozen(array):
 
 def _to_numpy(value, dtype, what):
     """NumPy value for `value`, with TensorFlow's defaults for Python numbers:
-    floats become float32 and ints int32; NumPy arrays keep their dtype.
-
-    A conversion to `dtype` that would change a number raises instead (as
-    TensorFlow's does): a float into an integer dtype (even 2.0; use mt.cast),
-    a complex number into a real dtype, an integer out of the dtype's range
-    (2**40 into int32 would wrap to 0)."""
-    if isinstance(value, _TensorLike):
+    floats become float32 and ints int32; NumPy arrays keep their dtype. A
+    conversion that would change a number raises (`arguments.fits`)."""
+    if isinstance(value, TensorLike):
         array = value._value
         if isinstance(value, Variable):
             value.read_value()  # reading a variable is an access a tape may watch
@@ -294,42 +289,15 @@ def _to_numpy(value, dtype, what):
                 array = array.astype(int32)
     if array.dtype.kind not in "biufcUS":
         raise TypeError(f"{what}: cannot convert {type(value).__name__} "
-                        f"{_short(value)} (NumPy dtype {array.dtype}) to a tensor; "
+                        f"{value!r:.80} (NumPy dtype {array.dtype}) to a tensor; "
                         "tensors hold numbers, bools or strings")
     if dtype is not None and dtype.kind in "US" and dtype.itemsize == 0 \
             and array.dtype.kind == dtype.kind:
         dtype = None  # mt.string: strings of any length
     if dtype is not None and array.dtype != dtype:
-        _check_fits(array, dtype, what)
+        arguments.fits(what, array, dtype)
         array = array.astype(dtype)
     return array
-
-
-def _check_fits(array, dtype, what):
-    """Raise unless every number of `array` converts to `dtype` unchanged."""
-    src = array.dtype
-    if src.kind in "US" or dtype.kind in "USO":
-        raise TypeError(f"{what}: cannot convert the {src} value {_short(array)} to {dtype}")
-    if src.kind in "fc" and dtype.kind in "iub":
-        lost = "the fractional part" if np.isfinite(array).all() else "inf or NaN"
-        raise TypeError(f"{what}: cannot convert the {src} value {_short(array)} to "
-                        f"{dtype} without losing {lost}; use mt.cast")
-    if src.kind == "c" and dtype.kind != "c":
-        raise TypeError(f"{what}: cannot convert the {src} value {_short(array)} to "
-                        f"{dtype} without losing the imaginary part; use mt.cast")
-    if src.kind in "iub" and dtype.kind in "iub" and array.size:
-        lo, hi = (0, 1) if dtype.kind == "b" else (np.iinfo(dtype).min, np.iinfo(dtype).max)
-        low, high = int(array.min()), int(array.max())
-        if low < lo or high > hi:
-            bad = low if low < lo else high
-            raise ValueError(f"{what}: the value {bad} (in {_short(array)}) is out of "
-                             f"range for {dtype} [{lo}, {hi}]")
-
-
-def _short(value):
-    text = np.array2string(value, threshold=8) if isinstance(value, np.ndarray) \
-        else repr(value)
-    return text if len(text) <= 80 else text[:77] + "..."
 
 
 def constant(value, dtype=None, shape=None, name=None):
@@ -382,11 +350,7 @@ def operand(value, like, op_name):
             raise TypeError(f"{op_name}: cannot combine the {dtype} tensor with "
                             f"the non-integer number {value!r}")
         if dtype.kind in "iub":  # 300 does not fit an int8 tensor (NumPy: OverflowError)
-            lo, hi = (0, 1) if dtype.kind == "b" else (np.iinfo(dtype).min,
-                                                       np.iinfo(dtype).max)
-            if not lo <= value <= hi:
-                raise ValueError(f"{op_name}: the number {value!r} is out of range for "
-                                 f"the {dtype} tensor [{lo}, {hi}]")
+            arguments.in_range(op_name, value, dtype)
         return Tensor(dtype.type(value))
     else:
         return Tensor(np.array(_to_numpy(value, like._value.dtype, op_name)))

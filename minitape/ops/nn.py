@@ -12,6 +12,7 @@ import numpy as np
 
 from .. import arguments
 from ..registry import RegisterGradient, RegisterJVP
+from .control import stop_gradient
 from .core import emit, float_input
 from .elementwise import exp, greater, log, where
 from .reductions import reduce_max, reduce_sum
@@ -100,7 +101,6 @@ RegisterJVP("Softmax", batch_safe=True)(_softmax_grad)
 
 def log_softmax(logits, axis=-1, name=None):
     x = float_input("log_softmax", logits)
-    from ..custom import stop_gradient  # custom.py imports the ops: import it late
     axis = arguments.one_axis("log_softmax", axis, x.ndim)  # checked before any op runs
     shifted = x - stop_gradient(reduce_max(x, axis=axis, keepdims=True))
     return shifted - log(reduce_sum(exp(shifted), axis=axis, keepdims=True))
