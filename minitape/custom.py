@@ -6,6 +6,10 @@
   the `grad_fn` the function returned.
 - `@primitive("MySquare")` turns a NumPy function into an op type; its
   gradient comes from `@RegisterGradient("MySquare")`.
+- `no_gradient("OpType")` is TensorFlow 2's name for `NotDifferentiable`.
+
+Two custom gradients with a fixed recipe, `recompute_grad` and
+`grad_pass_through`, are built on `custom_gradient` in `recipes.py`.
 """
 import functools
 import inspect
@@ -16,6 +20,7 @@ from . import nest
 from .context import state
 from .ops.control import stop_gradient  # noqa: F401  (mt.stop_gradient, an op)
 from .recording import record
+from .registry import NotDifferentiable
 from .tensor import Tensor, convert_to_tensor, snapshot
 
 
@@ -123,7 +128,6 @@ def primitive(op_type):
     return decorate
 
 
-
 def _primitive_output(op_type, value):
     """A primitive's result as a NumPy array of numbers, or a TypeError naming
     the op type (a None, a string or an object would make a tensor that no op
@@ -134,3 +138,11 @@ def _primitive_output(op_type, value):
         raise TypeError(f"primitive op {op_type}: the function must return NumPy arrays "
                         f"(or numbers), got {type(value).__name__} {value!r:.80}")
     return array
+
+
+def no_gradient(op_type):
+    """TensorFlow 2's name for `NotDifferentiable`: ops of this type give their
+    inputs no gradient (None)."""
+    if not isinstance(op_type, str):
+        raise TypeError(f"no_gradient: op_type must be a string, got {op_type!r}")
+    NotDifferentiable(op_type)

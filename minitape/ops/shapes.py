@@ -138,7 +138,7 @@ def pad(tensor, paddings, mode="CONSTANT", constant_values=0, name=None):
     if str(mode).upper() != "CONSTANT":
         raise NotImplementedError(f"pad: only mode='CONSTANT' is supported, got {mode!r}")
     widths = np.asarray(paddings)
-    if widths.dtype.kind not in "iu":
+    if widths.size and widths.dtype.kind not in "iu":
         raise TypeError(f"pad: paddings must hold integers, got dtype {widths.dtype}: "
                         f"{widths.tolist()}")
     if widths.shape != (x.ndim, 2) or (widths < 0).any():
@@ -153,7 +153,8 @@ def pad(tensor, paddings, mode="CONSTANT", constant_values=0, name=None):
     if fill.size != 1:
         raise ValueError(f"pad: constant_values must be a scalar, got shape {fill.shape}")
     fill = fill._value.reshape(())
-    value = np.pad(x._value, widths, constant_values=fill)
+    # np.pad refuses a scalar's empty paddings; TensorFlow returns the scalar
+    value = np.pad(x._value, widths, constant_values=fill) if x.ndim else x._value.copy()
     return emit("PadV2", value, (x,), {"paddings": widths}, name)
 
 
