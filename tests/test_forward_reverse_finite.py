@@ -51,7 +51,9 @@ CASES = [
     ("mul-by-inf", lambda x0, x1: x0 * 1.0 + x1 * INF, [2.0, 3.0], [1.0, np.inf]),
     ("mul-inf-both-ways", lambda x0, x1: x0 * x1, [INF, 0.0], [0.0, np.inf]),
     ("div-by-zero", lambda x, y: x / y + y, [1.0, 0.0], [np.inf, -np.inf]),
-    ("div-zero-by-zero-plus", lambda x, y: x / y * 0.0 + x, [0.0, 0.0], [np.nan, np.nan]),
+    # The path through the NaN x / y is multiplied by the constant 0: it adds nothing.
+    ("nan-path-times-zero", lambda x, y: x / y * 0.0 + x, [0.0, 0.0], [1.0, 0.0]),
+    ("div-zero-by-zero", lambda x, y: x / y, [0.0, 0.0], [np.inf, np.nan]),
 ]
 
 
@@ -112,3 +114,27 @@ def test_a_second_derivative_through_the_masked_jvp():
         jvp = acc.jvp(z)
     np.testing.assert_array_equal(jvp.numpy(), [1.0, 2.0])
     np.testing.assert_array_equal(tape.gradient(jvp, x).numpy(), [1.0, 1.0])
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize("direction, use_pfor", [("forward", True), ("reverse", True),
+                                                 ("reverse", False), ("forward", False)])
+def test_jacobian_zeros_off_the_diagonal_in_every_direction(direction, use_pfor):
+    """y = x * [1, inf]: dy0/dx1 is 0. Reverse mode's one-hot seed [1, 0] meets
+    the inf as 0 * inf just as forward mode's does; both rules drop it."""
+    cases = [
+        (lambda x: x * mt.constant([1.0, INF]), [2.0, 3.0], [[1.0, 0.0], [0.0, np.inf]]),
+        (lambda x: x / mt.constant([1.0, 0.0]), [2.0, 3.0], [[1.0, 0.0], [0.0, np.inf]]),
+        (lambda x: mt.constant([0.0, 0.0]) ** x, [0.0, 0.5], [[0.0, 0.0], [0.0, 0.0]]),
+        (lambda x: x ** mt.constant([0.0, 0.5]), [0.0, 0.0], [[np.nan, 0.0], [0.0, np.inf]]),
+        (lambda x: mt.constant([1.0, 0.0]) / x, [1.0, 0.0],
+         [[-1.0, 0.0], [0.0, np.nan]]),
+    ]
+    for f, value, expected in cases:
+        x = mt.constant(value)
+        with mt.GradientTape(persistent=True) as tape:
+            tape.watch(x)
+            y = f(x)
+        j = tape.jacobian(y, x, experimental_direction=direction,
+                          experimental_use_pfor=use_pfor)
+        np.testing.assert_array_equal(j.numpy(), expected)

@@ -71,20 +71,28 @@ def _lifted(op, tx, ty):
     return lift(tx, x, ndim), lift(ty, y, ndim)
 
 
-def _moved(t, term):
-    """`term`, a tangent's contribution t * (partial derivative), made exactly 0
-    where the tangent `t` is 0. An input that does not move adds nothing, even
-    where its partial derivative is inf or NaN (0 * inf is NaN in floating
-    point): so forward mode gives d(x0 * 1 + x1 * inf)/dx0 = 1, as reverse
-    mode does, instead of NaN. The mask is a comparison, not differentiable,
-    so tapes differentiating this JVP see `term` wherever t is not 0.
+def _moved(t, term, factor=None):
+    """`term`, t times a partial derivative, made exactly 0 where `t` is 0; t is
+    a tangent (forward mode) or an upstream gradient (reverse mode). An input
+    that does not move, or an output nobody asked about (a zero row of a
+    Jacobian's one-hot seed), adds nothing even where the partial derivative is
+    inf or NaN (0 * inf is NaN in floating point): so both directions give
+    d(x0 * 1 + x1 * inf)/dx0 = 1 and d(y0)/dx1 = 0 for y = x * [1, inf].
+    For a product, the partial derivative is the other `factor`, and a zero
+    factor also wins (an inf tangent times a constant 0 is 0 in forward mode,
+    as the zero gradient it sends back is in reverse mode). The masks are
+    comparisons, not differentiable, so tapes differentiating a rule see
+    `term` wherever it is not masked.
 
-    Only a NaN in `term` can come from 0 * inf, so without one the mask would
-    change nothing and is skipped (it would double the cost of these JVPs).
+    Only a NaN in `term` can come from 0 * inf, so without one the masks would
+    change nothing and are skipped (they would double the cost of these rules).
     A trace (mt.function) keeps the choice made while tracing."""
     if t is None or not np.isnan(term._value).any():
         return term
-    return where(equal(t, 0), np.zeros((), term.dtype), term)
+    zero = np.zeros((), term.dtype)
+    if factor is not None:
+        term = where(equal(factor, 0), zero, term)
+    return where(equal(t, 0), zero, term)
 
 
 def _sum_jvp(op, batch, a, b):
@@ -130,8 +138,8 @@ multiply = _binary("Mul", "multiply", operator.mul, "x * y, elementwise.")
 @RegisterGradient("Mul", batch_safe=True)
 def _mul_grad(op, grad):
     x, y = op.inputs
-    return _both(op, grad, grad * y if op.needs[0] else None,
-                 grad * x if op.needs[1] else None)
+    return _both(op, grad, _moved(grad, grad * y, y) if op.needs[0] else None,
+                 _moved(grad, grad * x, x) if op.needs[1] else None)
 
 
 @RegisterJVP("Mul", batch_safe=True)
@@ -139,8 +147,8 @@ def _mul_jvp(op, tx, ty):
     x, y = op.inputs
     batch = tangent_batch(op, (tx, ty))
     tx, ty = _lifted(op, tx, ty)
-    return _sum_jvp(op, batch, None if tx is None else _moved(tx, tx * y),
-                    None if ty is None else _moved(ty, x * ty))
+    return _sum_jvp(op, batch, None if tx is None else _moved(tx, tx * y, y),
+                    None if ty is None else _moved(ty, x * ty, x))
 
 
 divide = _binary("RealDiv", "divide", operator.truediv, "x / y, elementwise.")
@@ -149,8 +157,8 @@ divide = _binary("RealDiv", "divide", operator.truediv, "x / y, elementwise.")
 @RegisterGradient("RealDiv", batch_safe=True)
 def _div_grad(op, grad):
     y, z = op.inputs[1], op.outputs[0]   # z = x / y
-    gx = grad / y
-    gy = -gx * z if op.needs[1] else None  # d(x/y)/dy = -x/y**2 = -(1/y) z
+    gx = _moved(grad, grad / y)
+    gy = _moved(grad, -gx * z) if op.needs[1] else None  # d(x/y)/dy = -(1/y) z
     return _both(op, grad, gx if op.needs[0] else None, gy)
 
 
@@ -169,8 +177,8 @@ pow = _binary("Pow", "pow", operator.pow, "x ** y, elementwise.")
 @RegisterGradient("Pow", batch_safe=True)
 def _pow_grad(op, grad):
     x, y = op.inputs
-    gx = grad * y * pow(x, y - 1) if op.needs[0] else None
-    gy = grad * op.outputs[0] * _log_base(x) if op.needs[1] else None
+    gx = _moved(grad, grad * y * pow(x, y - 1)) if op.needs[0] else None
+    gy = _moved(grad, grad * op.outputs[0] * _log_base(x)) if op.needs[1] else None
     return _both(op, grad, gx, gy)
 
 
