@@ -85,9 +85,12 @@ def _moved(t, term, factor=None):
     `term` wherever it is not masked.
 
     Only a NaN in `term` can come from 0 * inf, so without one the masks would
-    change nothing and are skipped (they would double the cost of these rules).
+    change nothing and are skipped (they would double the cost of these rules;
+    the sum may also be NaN from inf - inf, which only masks needlessly).
     A trace (mt.function) keeps the choice made while tracing."""
-    if t is None or not np.isnan(term._value).any():
+    v = term._value
+    total = v.sum() if v.ndim else v[()]  # NaN if any entry is (one cheap check)
+    if t is None or total == total:
         return term
     zero = np.zeros((), term.dtype)
     if factor is not None:
