@@ -297,6 +297,13 @@ def getitem(tensor, index):
     """`tensor[index]`: basic and advanced NumPy indexing, differentiable."""
     x = tensor_input("getitem", tensor)
     index = _index_arg(index)
+    for item in index:  # a wrong kind of index is a TypeError, as for Python's lists
+        if not (item is None or item is Ellipsis
+                or isinstance(item, (int, np.integer, np.bool_, slice))
+                or (isinstance(item, np.ndarray) and item.dtype.kind in "iub")):
+            raise TypeError(f"getitem: cannot index a tensor of shape {x.shape} with "
+                            f"{type(item).__name__} {item!r:.80}; indices are integers, "
+                            "slices, ..., None or integer/bool arrays")
     try:
         value = x._value[index]
     except (IndexError, TypeError, ValueError) as e:
