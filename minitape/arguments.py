@@ -14,6 +14,7 @@ read through `np.asarray`, which they support.
 """
 import math
 import numbers
+import warnings
 
 import numpy as np
 
@@ -136,7 +137,9 @@ def dtype(op_name, value, kinds="biufc"):
         raise TypeError(f"{op_name}: dtype must be a dtype such as mt.float32, got "
                         f"{type(value).__name__} {_show(value)}")
     try:
-        result = np.dtype(value)
+        with warnings.catch_warnings():  # old aliases ('a') work but warn
+            warnings.simplefilter("ignore", DeprecationWarning)
+            result = np.dtype(value)
     except TypeError:
         raise TypeError(f"{op_name}: {_show(value)} is not a dtype") from None
     if result.kind not in kinds:

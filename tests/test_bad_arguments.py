@@ -492,3 +492,114 @@ def test_norm_with_a_bad_axis_leaves_no_orphan_op():
         assert tape.operations == ()
         y = mt.norm(x)
     assert float(tape.gradient(y, x)[0, 0]) == pytest.approx(1 / np.sqrt(6))
+
+
+# ---------------------------------------------------------------------------
+# Every argument x every wrong kind: whatever happens, nothing internal leaks
+# ---------------------------------------------------------------------------
+
+ANY_BAD = [0.5, True, "a", None, -1, -7, 99, [0, 0], [], [[1]], object(), {"a": 1}, 1j,
+           float("nan"), mt.constant("s"), mt.constant([1.5, 2.0]), 2**70, (), b"x"]
+
+# Each entry: (name, call with the bad value). Many bad values are fine for some
+# arguments (99 as a shape entry, None as an axis); those calls just succeed.
+EVERY_ARGUMENT = [
+    ("reshape", lambda s, b: mt.reshape(s.x, b)),
+    ("reshape-input", lambda s, b: mt.reshape(b, [2])),
+    ("transpose", lambda s, b: mt.transpose(s.x, b)),
+    ("broadcast_to", lambda s, b: mt.broadcast_to(s.x, b)),
+    ("expand_dims", lambda s, b: mt.expand_dims(s.x, b)),
+    ("squeeze", lambda s, b: mt.squeeze(s.x, b)),
+    ("pad", lambda s, b: mt.pad(s.x, b)),
+    ("pad-constant", lambda s, b: mt.pad(s.x, [[1, 0], [0, 0]], constant_values=b)),
+    ("pad-mode", lambda s, b: mt.pad(s.x, [[1, 0], [0, 0]], mode=b)),
+    ("concat", lambda s, b: mt.concat(b, 0)),
+    ("concat-axis", lambda s, b: mt.concat([s.x, s.x], b)),
+    ("stack", lambda s, b: mt.stack(b)),
+    ("stack-axis", lambda s, b: mt.stack([s.x, s.x], b)),
+    ("unstack-axis", lambda s, b: mt.unstack(s.x, axis=b)),
+    ("unstack-num", lambda s, b: mt.unstack(s.x, num=b)),
+    ("getitem", lambda s, b: s.x[b]),
+    ("reduce_sum", lambda s, b: mt.reduce_sum(s.x, b)),
+    ("reduce_prod", lambda s, b: mt.reduce_prod(s.x, b)),
+    ("reduce_max", lambda s, b: mt.reduce_max(s.x, b)),
+    ("norm-ord", lambda s, b: mt.norm(s.x, ord=b)),
+    ("norm-axis", lambda s, b: mt.norm(s.x, axis=b)),
+    ("cast", lambda s, b: mt.cast(s.x, b)),
+    ("cast-input", lambda s, b: mt.cast(b, mt.float32)),
+    ("einsum-equation", lambda s, b: mt.einsum(b, s.m)),
+    ("einsum-operand", lambda s, b: mt.einsum("ij->ji", b)),
+    ("matmul", lambda s, b: mt.matmul(s.m, b)),
+    ("solve", lambda s, b: mt.linalg.solve(s.m, b)),
+    ("inv", lambda s, b: mt.linalg.inv(b)),
+    ("zeros", lambda s, b: mt.zeros(b)),
+    ("zeros-dtype", lambda s, b: mt.zeros([2], b)),
+    ("fill-dims", lambda s, b: mt.fill(b, 1.0)),
+    ("fill-value", lambda s, b: mt.fill([2], b)),
+    ("zeros_like", lambda s, b: mt.zeros_like(b)),
+    ("eye", lambda s, b: mt.eye(b)),
+    ("eye-columns", lambda s, b: mt.eye(2, b)),
+    ("eye-batch", lambda s, b: mt.eye(2, batch_shape=b)),
+    ("linspace-num", lambda s, b: mt.linspace(0.0, 1.0, b)),
+    ("linspace-start", lambda s, b: mt.linspace(b, 1.0, 3)),
+    ("range", lambda s, b: mt.range(b)),
+    ("range-delta", lambda s, b: mt.range(0, 5, b)),
+    ("normal-shape", lambda s, b: mt.random.normal(b)),
+    ("normal-mean", lambda s, b: mt.random.normal([2], mean=b)),
+    ("normal-seed", lambda s, b: mt.random.normal([2], seed=b)),
+    ("uniform-shape", lambda s, b: mt.random.uniform(b)),
+    ("uniform-minval", lambda s, b: mt.random.uniform([2], minval=b)),
+    ("softmax-axis", lambda s, b: mt.nn.softmax(s.x, axis=b)),
+    ("log_softmax-axis", lambda s, b: mt.nn.log_softmax(s.x, axis=b)),
+    ("relu", lambda s, b: mt.nn.relu(b)),
+    ("clip_by_value", lambda s, b: mt.clip_by_value(s.x, b, 1.0)),
+    ("clip_by_norm", lambda s, b: mt.clip_by_norm(s.x, b)),
+    ("clip_by_norm-axes", lambda s, b: mt.clip_by_norm(s.x, 1.0, axes=b)),
+    ("where", lambda s, b: mt.where(b, s.x, s.x)),
+    ("add", lambda s, b: mt.add(s.x, b)),
+    ("pow", lambda s, b: mt.pow(s.x, b)),
+    ("maximum", lambda s, b: mt.maximum(s.x, b)),
+    ("sin", lambda s, b: mt.sin(b)),
+    ("constant", lambda s, b: mt.constant(b)),
+    ("constant-dtype", lambda s, b: mt.constant(1.0, dtype=b)),
+    ("constant-shape", lambda s, b: mt.constant(1.0, shape=b)),
+    ("variable", lambda s, b: mt.Variable(b)),
+    ("assign", lambda s, b: s.v.assign(b)),
+    ("assign_add", lambda s, b: s.v.assign_add(b)),
+    ("dense-units", lambda s, b: mt.layers.Dense(b)),
+    ("tensor-spec", lambda s, b: mt.TensorSpec(b)),
+    ("gradient-output-gradients", lambda s, b: s.tape.gradient(s.y, s.x,
+                                                                output_gradients=b)),
+    ("jacobian-parallel-iterations", lambda s, b: s.tape.jacobian(
+        s.y, s.x, parallel_iterations=b)),
+    ("batch_jacobian-source", lambda s, b: s.tape.batch_jacobian(s.z, b)),
+    ("get_attr", lambda s, b: s.tape.operations[-1].get_attr(b)),
+]
+
+# Python's own errors for a wrong kind or value; anything else (AttributeError,
+# ZeroDivisionError, OverflowError, NumPy's internals) is an error that leaked.
+EXPECTED = (TypeError, ValueError, IndexError, NotImplementedError, LookupError)
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize("name, call", EVERY_ARGUMENT, ids=[n for n, _ in EVERY_ARGUMENT])
+def test_every_argument_with_every_wrong_kind(name, call):
+    for bad in ANY_BAD:
+        scene = Scene()
+        try:
+            try:
+                call(scene, bad)
+            except EXPECTED:
+                pass
+            except Exception as e:  # pragma: no cover - the failure message
+                pytest.fail(f"{name}({bad!r}) raised {type(e).__name__}: {e}")
+            else:
+                continue  # a legal value for this argument
+            after = list(scene.tape.operations)
+            assert len(after) == len(scene.ops) and all(
+                a is b for a, b in zip(after, scene.ops)), \
+                f"{name}({bad!r}) failed but left {[op.type for op in after[len(scene.ops):]]}"
+            scene.check_afterwards()
+        finally:
+            if scene.active:
+                scene.tape.__exit__(None, None, None)
