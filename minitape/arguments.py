@@ -136,12 +136,15 @@ def dtype(op_name, value, kinds="biufc"):
         # (an array or tensor: np.dtype(t) would quietly take t.dtype)
         raise TypeError(f"{op_name}: dtype must be a dtype such as mt.float32, got "
                         f"{type(value).__name__} {_show(value)}")
-    try:
-        with warnings.catch_warnings():  # old aliases ('a') work but warn
-            warnings.simplefilter("ignore", DeprecationWarning)
-            result = np.dtype(value)
-    except TypeError:
-        raise TypeError(f"{op_name}: {_show(value)} is not a dtype") from None
+    if isinstance(value, np.dtype):
+        result = value  # mt.float32 and every tensor's .dtype: the common case
+    else:
+        try:
+            with warnings.catch_warnings():  # old aliases ('a') work but warn
+                warnings.simplefilter("ignore", DeprecationWarning)
+                result = np.dtype(value)
+        except TypeError:
+            raise TypeError(f"{op_name}: {_show(value)} is not a dtype") from None
     if result.kind not in kinds:
         names = {"b": "bool", "i": "integer", "u": "unsigned", "f": "floating-point",
                  "c": "complex", "U": "string", "S": "bytes"}
