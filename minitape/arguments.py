@@ -138,6 +138,8 @@ def dtype(op_name, value, kinds="biufc"):
                         f"{type(value).__name__} {_show(value)}")
     if isinstance(value, np.dtype):
         result = value  # mt.float32 and every tensor's .dtype: the common case
+    elif isinstance(value, type) and issubclass(value, np.generic):
+        result = np.dtype(value)  # np.float32
     else:
         try:
             with warnings.catch_warnings():  # old aliases ('a') work but warn
