@@ -39,9 +39,10 @@ import weakref
 import numpy as np
 
 from . import nest
+from .compiler import compile_graph
 from .context import state
 from .graph import (GRADIENT_GRAPHS, OPS, Graph, Node, NodeError, Ref,  # noqa: F401
-                    register_gradient_graph, run_graph)
+                    bind_dims, register_gradient_graph, run_graph)
 from .tape import Operation
 from .tensor import Tensor, TensorSpec, Variable, _TensorLike, convert_to_tensor
 
@@ -563,6 +564,28 @@ def fill_arguments(template, tensors):
     return [walk(v) for v in template]
 
 
+def _input_names(template, function):
+    """The Python parameter name of each tensor input of a trace (`x`, or
+    `xs_1` for the second tensor inside the argument `xs`)."""
+    signature = getattr(function, "_signature", None)
+    params = list(signature.parameters) if signature is not None else []
+    names = {}
+
+    def walk(v, base):
+        if isinstance(v, _Input):
+            names.setdefault(v.index, base)
+        elif isinstance(v, dict):
+            for k, x in v.items():
+                walk(x, f"{base}_{k}")
+        elif isinstance(v, (list, tuple)):
+            for k, x in enumerate(v):
+                walk(x, f"{base}_{k}")
+
+    for k, v in enumerate(template or []):
+        walk(v, params[k] if k < len(params) else f"arg{k}")
+    return [names.get(i, f"x{i}") for i in range(max(names, default=-1) + 1)]
+
+
 class ConcreteFunction:
     """One trace of a Function, for one set of input shapes and dtypes (or, when
     `polymorphic`, for every size of its symbolic dimensions)."""
@@ -573,6 +596,7 @@ class ConcreteFunction:
         self._function = function
         self.graph = graph
         self._key = key
+        self._programs = {}  # input shapes (None: the traced ones) -> compiled Program
 
     @property
     def inputs(self):
@@ -583,7 +607,35 @@ class ConcreteFunction:
         if key != self._key and not (self.polymorphic and key_matches(self._key, key)):
             raise ValueError(f"concrete function {self.graph.name}: these arguments do not "
                              f"match the ones it was traced for ({self.graph.inputs})")
+        return self.run(tensors)
+
+    def run(self, tensors):
+        """Run the graph on `tensors`: its compiled program when the function was
+        made with jit_compile=True and nothing is watching (no tape, accumulator
+        or trace could record a program's NumPy calls), else through the ops,
+        which tapes record, so gradients of any order flow through the call."""
+        if getattr(self._function, "jit_compile", False) and not state.tapes \
+                and not state.variable_watchers:
+            return self.program(tensors)([t._value for t in tensors])
         return run_graph(self.graph, tensors)
+
+    def program(self, tensors=None):
+        """The compiled program for these input tensors (made once per shapes)."""
+        graph = self.graph
+        shapes = None if tensors is None or not graph.dims else \
+            tuple(tuple(t.shape) for t in tensors)
+        programs = self._programs
+        program = programs.get(shapes)
+        if program is None:
+            node_shapes = None
+            if shapes is not None:
+                dims = bind_dims(graph, tensors)
+                node_shapes = [[tuple(dims[d] if isinstance(d, str) else d for d in s)
+                                for s in (node.symbolic or [o.shape for o in node.outputs])]
+                               for node in graph.nodes]
+            program = programs[shapes] = compile_graph(
+                graph, _input_names(graph.args, self._function), node_shapes)
+        return program
 
     def __repr__(self):
         return f"<ConcreteFunction {self.graph.name} inputs={self.graph.inputs}>"
@@ -593,8 +645,10 @@ class Function:
     """What `@mt.function` returns: a callable that traces once per input
     signature (shapes, dtypes and Python arguments) and replays afterwards."""
 
-    def __init__(self, python_function, input_signature=None, name=None, instance=None):
+    def __init__(self, python_function, input_signature=None, name=None, instance=None,
+                 jit_compile=False):
         functools.update_wrapper(self, python_function)
+        self.jit_compile = bool(jit_compile)
         self.python_function = python_function
         self.input_signature = None if input_signature is None else \
             _check_signature(input_signature)
@@ -626,11 +680,12 @@ class Function:
             if bound is None:
                 bound = cache[id(self)] = Function(self.python_function,
                                                    self.input_signature, self._name,
-                                                   instance=lambda i=instance: i)
+                                                   instance=lambda i=instance: i,
+                                                   jit_compile=self.jit_compile)
             return bound
         if bound is None:
             bound = Function(self.python_function, self.input_signature, self._name,
-                             instance=weakref.ref(instance))
+                             instance=weakref.ref(instance), jit_compile=self.jit_compile)
             self._bound[instance] = bound
         return bound
 
@@ -673,7 +728,23 @@ class Function:
 
     def __call__(self, *args, **kwargs):
         template, tensors, key = self._split(args, kwargs)
-        return run_graph(self._concrete_for(template, tensors, key).graph, tensors)
+        return self._concrete_for(template, tensors, key).run(tensors)
+
+    def experimental_get_compiler_ir(self, *args, **kwargs):
+        """TensorFlow's way to read what a call runs: `f.experimental_get_compiler_ir(x)`
+        returns a function of `stage`: "python" gives the source of the compiled
+        program for these arguments, "graph" the traced graph as text."""
+        template, tensors, key = self._split(args, kwargs)
+        concrete = self._concrete_for(template, tensors, key)
+
+        def ir(stage="python", device_name=None):
+            if stage == "python":
+                return concrete.program(tensors).source
+            if stage == "graph":
+                return str(concrete.graph)
+            raise ValueError(f"experimental_get_compiler_ir: stage must be 'python' or "
+                             f"'graph' (minitape compiles to Python, not XLA), got {stage!r}")
+        return ir
 
     def get_concrete_function(self, *args, **kwargs):
         """The trace for these arguments (tensors, or mt.TensorSpecs), made if new.
@@ -740,10 +811,14 @@ def function(func=None, input_signature=None, autograph=True, jit_compile=None,
 
     The first call with new input shapes and dtypes traces `func` into a Graph;
     later calls replay it. Python values in the arguments are part of what a
-    trace is for. `autograph`, `jit_compile` and `reduce_retracing` are accepted
-    for TensorFlow compatibility and ignored.
+    trace is for. With `jit_compile=True` (or TensorFlow's older name
+    `experimental_compile`) each trace is also compiled into one straight-line
+    NumPy function (`compiler.py`), which calls run when no tape is recording.
+    `autograph` and `reduce_retracing` are accepted for TensorFlow
+    compatibility and ignored.
     """
+    jit = bool(jit_compile or experimental_compile)
     if func is None:
-        return lambda f: Function(f, input_signature, name)
-    return Function(func, input_signature, name)
+        return lambda f: Function(f, input_signature, name, jit_compile=jit)
+    return Function(func, input_signature, name, jit_compile=jit)
 
