@@ -152,10 +152,19 @@ _ASSIGN = {"assign": "assign({variable}, {0})", "assign_add": "assign_add({varia
 _ALIASES = {"Identity", "StopGradient", "IdentityN"}  # no line: the output is a name
 
 
-def _template(node):
+def _template(node, in_shapes):
     """The line of `node`, from minitape's fixed tables only."""
     if node.op == "MatMul":
-        return _MATMUL[bool(node.attrs["transpose_a"]), bool(node.attrs["transpose_b"])]
+        ta, tb = bool(node.attrs["transpose_a"]), bool(node.attrs["transpose_b"])
+        line = _MATMUL[ta, tb]
+        if None not in in_shapes and len(in_shapes[0]) != len(in_shapes[1]):
+            # A transposed matrix against a stack of matrices: NumPy's matmul is
+            # several times faster when the transposed one is contiguous.
+            line = line.replace("np.swapaxes({0}, -1, -2)",
+                                "np.ascontiguousarray(np.swapaxes({0}, -1, -2))")
+            line = line.replace("np.swapaxes({1}, -1, -2)",
+                                "np.ascontiguousarray(np.swapaxes({1}, -1, -2))")
+        return line
     if node.op == "AssignVariableOp":
         mode = node.attrs["mode"]
         if mode not in _ASSIGN:
@@ -365,8 +374,17 @@ def compile_graph(graph, input_names=None, shapes=None, name=None):
             expr[node.first] = constant(folded)
             continue
         in_dtypes = [_dtype_of(graph, r) for r in ins]
+        in_shapes = [_shape_of(graph, r, shapes, from_graph) for r in ins]
+        known = [constants.get(r.x) if r.kind == "t" else r.x if r.kind == "c" else None
+                 for r in ins]
+        same = _unchanged_operand(node, known, in_shapes, out_shapes[0] if out_shapes else None)
+        if same is not None:  # x * 1, x ** 1: the line would copy x
+            _alias(node.first, ins[same], expr, constants, adjoint, read)
+            continue
         attrs = _attributes(node, out_shapes, in_dtypes)
-        template = _template(node)
+        template = _template(node, in_shapes)
+        if node.op == "SelectV2" and _is_mask_product(known, in_shapes, out_shapes[0]):
+            template = "{1} * {0}"  # where(mask, c, 0) for a constant c >= 0: c * mask
         args = [read(r) for r in ins]
         if template is None:  # an op type without a line: run it through its op
             fn = _through_the_op(node, out_shapes)
@@ -418,6 +436,38 @@ def _alias(number, ref, expr, constants, adjoint, read):
         expr[number] = read(ref)
         if ref.kind == "c":
             constants[number] = ref.x
+
+
+def _ones(value):
+    return value is not None and np.asarray(value).dtype.kind in "fc" and \
+        bool(np.all(np.asarray(value) == 1))
+
+
+def _unchanged_operand(node, known, in_shapes, out_shape):
+    """Which input a Mul by ones, or a Pow with exponent one, returns unchanged
+    (same shape, same dtype, same bits), or None."""
+    if out_shape is None or None in in_shapes:
+        return None
+    if node.op == "Mul":
+        for k in (0, 1):
+            if _ones(known[1 - k]) and tuple(in_shapes[k]) == tuple(out_shape):
+                return k
+    if node.op == "Pow" and _ones(known[1]) and tuple(in_shapes[0]) == tuple(out_shape):
+        return 0
+    return None
+
+
+def _is_mask_product(known, in_shapes, out_shape):
+    """where(mask, c, 0) equals c * mask, bit for bit, when c is a constant whose
+    numbers are all finite and >= 0 (no -0.0, no NaN * 0): Jacobian seeds are."""
+    _, c, zero = known
+    if c is None or zero is None or None in in_shapes:
+        return False
+    c, zero = np.asarray(c), np.asarray(zero)
+    return (c.dtype.kind == "f" and zero.size == 1 and not np.any(zero)
+            and not np.signbit(zero).any() and bool(np.all(np.isfinite(c) & (c >= 0)))
+            and np.broadcast_shapes(c.shape, tuple(in_shapes[0])) == tuple(out_shape)
+            and np.broadcast_shapes(c.shape, zero.shape) == c.shape)
 
 
 def _fold(node, ins, constants, out_shapes):

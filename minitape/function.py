@@ -597,6 +597,7 @@ class ConcreteFunction:
         self.graph = graph
         self._key = key
         self._programs = {}  # input shapes (None: the traced ones) -> compiled Program
+        self._jit = bool(getattr(function, "jit_compile", False))
 
     @property
     def inputs(self):
@@ -614,9 +615,11 @@ class ConcreteFunction:
         made with jit_compile=True and nothing is watching (no tape, accumulator
         or trace could record a program's NumPy calls), else through the ops,
         which tapes record, so gradients of any order flow through the call."""
-        if getattr(self._function, "jit_compile", False) and not state.tapes \
-                and not state.variable_watchers:
-            return self.program(tensors)([t._value for t in tensors])
+        if self._jit and not state.tapes and not state.variable_watchers:
+            program = self._programs.get(None) if not self.graph.dims else None
+            if program is None:
+                program = self.program(tensors)
+            return program([t._value for t in tensors])
         return run_graph(self.graph, tensors)
 
     def program(self, tensors=None):
@@ -660,6 +663,7 @@ class Function:
         self._signature = signature
         self._instance = instance        # a weakref.ref for a method bound to an object
         self._concrete = {}
+        self._by_shapes = {}  # (shape, dtype) of each positional tensor -> its trace
         self._bound = weakref.WeakKeyDictionary()
         self._tracing_count = 0
         self._signature_concrete = None
@@ -727,6 +731,18 @@ class Function:
         return ConcreteFunction(self, graph, key)
 
     def __call__(self, *args, **kwargs):
+        if not kwargs and all(type(a) is Tensor for a in args):
+            # The common call, positional tensors only: its trace depends on
+            # their shapes and dtypes alone, so skip binding the arguments.
+            shapes = tuple((a._value.shape, a._value.dtype) for a in args)
+            concrete = self._by_shapes.get(shapes)
+            if concrete is not None:
+                return concrete.run(args)
+            template, tensors, key = self._split(args, kwargs)
+            concrete = self._concrete_for(template, tensors, key)
+            if all(t is a for t, a in zip(tensors, args)) and len(tensors) == len(args):
+                self._by_shapes[shapes] = concrete
+            return concrete.run(tensors)
         template, tensors, key = self._split(args, kwargs)
         return self._concrete_for(template, tensors, key).run(tensors)
 
