@@ -229,12 +229,16 @@ class _Names:
 
     def __init__(self):
         self.used = set(HELPERS) | {"Tensor"}
+        self.count = {}  # base -> the next suffix to try
 
     def new(self, base):
-        name, k = base, 0
+        name, k = base, self.count.get(base, 0)
+        if k:
+            name = f"{base}_{k}"
         while name in self.used:
             k += 1
             name = f"{base}_{k}"
+        self.count[base] = k + 1
         self.used.add(name)
         return name
 
@@ -278,6 +282,10 @@ def compile_graph(graph, input_names=None, shapes=None, name=None):
     """
     from_graph = shapes is None
     shapes = shapes or [[s.shape for s in node.outputs] for node in graph.nodes]
+    # The (shape, dtype) of every value; a polymorphic graph's inputs: shape None.
+    specs = [(tuple(s.shape) if from_graph else None, s.dtype) for s in graph.inputs]
+    for node, out in zip(graph.nodes, shapes):
+        specs += [(tuple(o), s.dtype) for o, s in zip(out, node.outputs)]
     names = _Names()
     namespace = dict(HELPERS)
     expr = {}          # value number -> the identifier holding it
@@ -358,7 +366,7 @@ def compile_graph(graph, input_names=None, shapes=None, name=None):
             continue
         if node.op in ("Identity", "StopGradient") or (
                 node.op in ("Reshape", "BroadcastTo")
-                and _shape_of(graph, node.inputs[0], shapes, from_graph) == tuple(out_shapes[0])):
+                and _spec(node.inputs[0], specs)[0] == tuple(out_shapes[0])):
             _alias(node.first, node.inputs[0], expr, constants, adjoint, read)
             continue
         ins = node.inputs
@@ -373,8 +381,8 @@ def compile_graph(graph, input_names=None, shapes=None, name=None):
             constants[node.first] = folded
             expr[node.first] = constant(folded)
             continue
-        in_dtypes = [_dtype_of(graph, r) for r in ins]
-        in_shapes = [_shape_of(graph, r, shapes, from_graph) for r in ins]
+        in_dtypes = [_spec(r, specs)[1] for r in ins]
+        in_shapes = [_spec(r, specs)[0] for r in ins]
         known = [constants.get(r.x) if r.kind == "t" else r.x if r.kind == "c" else None
                  for r in ins]
         same = _unchanged_operand(node, known, in_shapes, out_shapes[0] if out_shapes else None)
@@ -526,15 +534,9 @@ def _flat_refs(structure):
     return [structure]
 
 
-def _shape_of(graph, ref, shapes, from_graph):
+def _spec(ref, specs):
+    """(shape, dtype) of a node input."""
     if ref.kind == "t":
-        if ref.x < len(graph.inputs):
-            return graph.inputs[ref.x].shape if from_graph else None
-        for node, s in zip(graph.nodes, shapes):
-            if node.first <= ref.x < node.first + len(node.outputs):
-                return tuple(s[ref.x - node.first])
-    return tuple(np.shape(ref.x._value if ref.kind == "v" else ref.x))
-
-
-def _dtype_of(graph, ref):
-    return graph.spec_of(ref).dtype
+        return specs[ref.x]
+    value = ref.x._value if ref.kind == "v" else ref.x
+    return tuple(np.shape(value)), np.asarray(value).dtype
