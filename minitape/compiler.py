@@ -179,7 +179,8 @@ def _attributes(node, shapes, in_dtypes):
     if op in ("Reshape", "BroadcastTo"):
         return {"shape": shapes[0]}
     if op in ("Sum", "Mean", "Max", "Min", "Prod"):
-        return {"axis": tuple(a["axis"]), "keepdims": bool(a["keepdims"])}
+        return {"axis": None if a["axis"] is None else tuple(a["axis"]),
+                "keepdims": bool(a["keepdims"])}
     if op == "Cast":
         return {"dtype": np.dtype(a["DstT"])}
     if op == "PadV2":
@@ -285,7 +286,7 @@ def compile_graph(graph, input_names=None, shapes=None, name=None):
     # The (shape, dtype) of every value; a polymorphic graph's inputs: shape None.
     specs = [(tuple(s.shape) if from_graph else None, s.dtype) for s in graph.inputs]
     for node, out in zip(graph.nodes, shapes):
-        specs += [(tuple(o), s.dtype) for o, s in zip(out, node.outputs)]
+        specs += [(None if o is None else tuple(o), s.dtype) for o, s in zip(out, node.outputs)]
     names = _Names()
     namespace = dict(HELPERS)
     expr = {}          # value number -> the identifier holding it
@@ -366,6 +367,7 @@ def compile_graph(graph, input_names=None, shapes=None, name=None):
             continue
         if node.op in ("Identity", "StopGradient") or (
                 node.op in ("Reshape", "BroadcastTo")
+                and out_shapes[0] is not None
                 and _spec(node.inputs[0], specs)[0] == tuple(out_shapes[0])):
             _alias(node.first, node.inputs[0], expr, constants, adjoint, read)
             continue
@@ -455,7 +457,7 @@ def _unchanged_operand(node, known, in_shapes, out_shape):
     """Which input a Mul by ones, or a Pow with exponent one, returns unchanged
     (same shape, same dtype, same bits), or None."""
     if out_shape is None or None in in_shapes:
-        return None
+        return None  # shapes known only at run time
     if node.op == "Mul":
         for k in (0, 1):
             if _ones(known[1 - k]) and tuple(in_shapes[k]) == tuple(out_shape):
@@ -469,7 +471,7 @@ def _is_mask_product(known, in_shapes, out_shape):
     """where(mask, c, 0) equals c * mask, bit for bit, when c is a constant whose
     numbers are all finite and >= 0 (no -0.0, no NaN * 0): Jacobian seeds are."""
     _, c, zero = known
-    if c is None or zero is None or None in in_shapes:
+    if c is None or zero is None or None in in_shapes or out_shape is None:
         return False
     c, zero = np.asarray(c), np.asarray(zero)
     return (c.dtype.kind == "f" and zero.size == 1 and not np.any(zero)

@@ -355,12 +355,29 @@ def generalize(ga, gb, symbols):
         return None
 
 
+# Ops whose result does not depend on knowing their inputs' rank (reductions
+# only over all axes): what a graph for an input of unknown rank may hold.
+RANK_FREE = {"AddV2", "Sub", "Mul", "RealDiv", "Pow", "Maximum", "Minimum", "Neg",
+             "Square", "Sqrt", "Exp", "Log", "Sin", "Cos", "Tanh", "Abs", "Sign", "Round",
+             "Floor", "Equal", "NotEqual", "Less", "LessEqual", "Greater", "GreaterEqual",
+             "SelectV2", "Cast", "Identity", "StopGradient", "Sigmoid", "Relu", "Elu",
+             "Softplus", "Sum", "Mean", "Max", "Min", "Prod", "IdentityN"}
+_REDUCTIONS = {"Sum", "Mean", "Max", "Min", "Prod"}
+
+
+def _all_axes(graph, node):
+    """Whether a reduction node reduces every axis of its input."""
+    return tuple(node.attrs["axis"]) == tuple(range(len(graph.spec_of(node.inputs[0]).shape)))
+
+
 def _generalize(ga, gb, symbols):
     used = {}
 
     def shape(sa, sb):
-        if sa.dtype != sb.dtype or len(sa.shape) != len(sb.shape):
+        if sa.dtype != sb.dtype:
             raise _NotPolymorphic
+        if len(sa.shape) != len(sb.shape):
+            return None  # traced with two ranks (an unknown-rank input): any shape
         out = []
         for a, b in zip(sa.shape, sb.shape):
             if a != b:
@@ -416,12 +433,23 @@ def _generalize(ga, gb, symbols):
                     raise _NotPolymorphic
                 backward = _generalize(GRADIENT_GRAPHS[ka], GRADIENT_GRAPHS[kb], symbols)
                 attrs = dict(na.attrs, gradient=register_gradient_graph(backward))
+        elif na.op in _REDUCTIONS and not same(na.attrs, nb.attrs):
+            # over all axes of inputs of two ranks: over all axes of any input
+            if not (_all_axes(ga, na) and _all_axes(gb, nb)
+                    and na.attrs["keepdims"] == nb.attrs["keepdims"]):
+                raise _NotPolymorphic
+            attrs = {"axis": None, "keepdims": na.attrs["keepdims"]}
         elif not same(na.attrs, nb.attrs):
             raise _NotPolymorphic
         out = [shape(a, b) for a, b in zip(na.outputs, nb.outputs)]
-        symbolic = out if any(isinstance(d, str) for s in out for d in s) else None
+        if None in out and na.op not in RANK_FREE:
+            raise _NotPolymorphic  # e.g. a reshape whose target shape depends on the rank
+        symbolic = out if any(s is None or any(isinstance(d, str) for d in s)
+                              for s in out) else None
         nodes.append(Node(na.op, na.name, na.inputs, attrs, na.outputs, symbolic=symbolic))
-    bound = {d for s in inputs for d in s if isinstance(d, str)}
+    if None not in inputs and any(s is None for n in nodes for s in (n.symbolic or ())):
+        raise _NotPolymorphic  # a rank that varies but no input tells
+    bound = {d for s in inputs if s is not None for d in s if isinstance(d, str)}
     if set(used) - bound:
         raise _NotPolymorphic  # a size that varies but no input tells
     return Graph(ga.name, ga.inputs, nodes, ga.outputs, ga.num_captures, ga.args,
@@ -429,7 +457,8 @@ def _generalize(ga, gb, symbols):
 
 
 def symbolic_key(key, graph):
-    """A trace key with the tensors' shapes replaced by the graph's symbolic ones."""
+    """A trace key with the tensors' shapes replaced by the graph's symbolic ones
+    (None: any shape)."""
     shapes = iter(graph.symbolic_inputs or [s.shape for s in graph.inputs])
     return tuple(("T", next(shapes), k[2]) if k[0] == "T" else k for k in key)
 
@@ -444,7 +473,11 @@ def key_matches(pattern, key):
             if p != k:
                 return False
             continue
-        if p[2] != k[2] or len(p[1]) != len(k[1]):
+        if p[2] != k[2]:
+            return False
+        if p[1] is None:
+            continue  # an input of any shape
+        if len(p[1]) != len(k[1]):
             return False
         for d, n in zip(p[1], k[1]):
             if isinstance(d, str):
@@ -616,7 +649,8 @@ class ConcreteFunction:
         or trace could record a program's NumPy calls), else through the ops,
         which tapes record, so gradients of any order flow through the call."""
         if self._jit and not state.tapes and not state.variable_watchers:
-            program = self._programs.get(None) if not self.graph.dims else None
+            program = self._programs.get(None) if self.graph.symbolic_inputs is None \
+                else None
             if program is None:
                 program = self.program(tensors)
             return program([t._value for t in tensors])
@@ -625,7 +659,7 @@ class ConcreteFunction:
     def program(self, tensors=None):
         """The compiled program for these input tensors (made once per shapes)."""
         graph = self.graph
-        shapes = None if tensors is None or not graph.dims else \
+        shapes = None if tensors is None or graph.symbolic_inputs is None else \
             tuple(tuple(t.shape) for t in tensors)
         programs = self._programs
         program = programs.get(shapes)
@@ -633,7 +667,8 @@ class ConcreteFunction:
             node_shapes = None
             if shapes is not None:
                 dims = bind_dims(graph, tensors)
-                node_shapes = [[tuple(dims[d] if isinstance(d, str) else d for d in s)
+                node_shapes = [[None if s is None else
+                                tuple(dims[d] if isinstance(d, str) else d for d in s)
                                 for s in (node.symbolic or [o.shape for o in node.outputs])]
                                for node in graph.nodes]
             program = programs[shapes] = compile_graph(
@@ -642,6 +677,9 @@ class ConcreteFunction:
 
     def __repr__(self):
         return f"<ConcreteFunction {self.graph.name} inputs={self.graph.inputs}>"
+
+
+_NOT_YET = object()
 
 
 class Function:
@@ -665,8 +703,10 @@ class Function:
         self._concrete = {}
         self._by_shapes = {}  # (shape, dtype) of each positional tensor -> its trace
         self._bound = weakref.WeakKeyDictionary()
-        self._tracing_count = 0
+        self._tracing_count = 0          # traces kept, as TensorFlow counts them
+        self._exact_traces = 0           # of which for fixed shapes (they name graphs)
         self._signature_concrete = None
+        self._polymorphic = _NOT_YET     # the signature's shape-polymorphic trace, or None
         self._lock = threading.RLock()
 
     @property
@@ -713,12 +753,31 @@ class Function:
             with self._lock:
                 concrete = self._concrete.get(key)
                 if concrete is None:
-                    concrete = self._trace(template, tensors, key)
+                    concrete = self._signature_trace_for(key) or \
+                        self._trace(template, tensors, key)
                     self._concrete[key] = concrete
         return concrete
 
-    def _trace(self, template, tensors, key):
-        tracer = _Tracer(f"{self._name}_{self._tracing_count + 1}")
+    def _signature_trace_for(self, key):
+        """The input_signature's one trace, when it has unknown sizes or ranks,
+        was traced shape-polymorphic and fits these arguments (as TensorFlow
+        traces a signature once)."""
+        if self.input_signature is None or not any(
+                s.shape is None or None in s.shape
+                for s in nest.flatten(list(self.input_signature))):
+            return None
+        concrete = self._polymorphic_signature_trace()
+        if concrete is not None and key_matches(concrete._key, key):
+            return concrete
+        return None
+
+    def _polymorphic_signature_trace(self):
+        if self._polymorphic is _NOT_YET:
+            self._polymorphic = self._polymorphic_trace()
+        return self._polymorphic
+
+    def _trace(self, template, tensors, key, count=True):
+        tracer = _Tracer(f"{self._name}_{self._exact_traces + 1}")
         placeholders = [tracer.placeholder(t) for t in tensors]
         with tracer.active():
             try:
@@ -727,7 +786,8 @@ class Function:
                 e.add_note(f"(raised while tracing mt.function {self._name})")
                 raise
         graph = tracer.build(outputs, args=template)
-        self._tracing_count += 1
+        self._tracing_count += count
+        self._exact_traces += count
         return ConcreteFunction(self, graph, key)
 
     def __call__(self, *args, **kwargs):
@@ -771,43 +831,74 @@ class Function:
         return self._concrete_for(template, tensors, key)
 
     def concrete_functions(self):
-        """The traces made so far."""
-        return list(self._concrete.values())
+        """The traces made so far (each once)."""
+        return list({id(c): c for c in self._concrete.values()}.values())
 
-    def signature_concrete_function(self):
+    def signature_concrete_function(self, any_rank=False):
         """The trace `mt.saved_model.save` writes for the input_signature.
 
-        Unknown sizes in specs of known rank make it shape-polymorphic when the
-        function allows: it is traced twice, with two different sizes for each
-        unknown, and if the two graphs differ only in those sizes they become one
-        graph whose shapes name them (`n0`, `n1`, ...). Otherwise it is the
-        trace with each unknown size 1 (an unknown rank traces as a scalar).
+        Unknown sizes make it shape-polymorphic when the function allows: it is
+        traced twice, with two different sizes for each unknown (and a scalar,
+        then a matrix, for an unknown rank), and if the two graphs differ only
+        in those sizes they become one graph whose shapes name them (`n0`,
+        `n1`, ...; None for a shape of unknown rank). Calls that fit the
+        signature then all run this one trace. Otherwise it is the trace with
+        each unknown size 1 (an unknown rank traces as a scalar).
+
+        A trace for inputs of unknown rank is returned only with `any_rank`
+        (the saved-model format stores fixed ranks; without it such a
+        signature gives its scalar trace, as before).
         """
         if self.input_signature is None:
             return None
+        polymorphic = self._polymorphic_signature_trace()
+        if polymorphic is not None and (any_rank or None not in polymorphic.graph.symbolic_inputs):
+            return polymorphic
         if self._signature_concrete is None:
-            self._signature_concrete = self._polymorphic_trace() or \
-                self.get_concrete_function()
+            self._signature_concrete = self._exact_signature_trace()
         return self._signature_concrete
 
+    def _exact_signature_trace(self):
+        """The trace with each unknown size 1 and each unknown rank a scalar."""
+        template, tensors, key = self._split(tuple(self.input_signature), {})
+        concrete = self._concrete.get(key)
+        if concrete is None or concrete.polymorphic:
+            concrete = self._trace(template, tensors, key)
+            self._concrete.setdefault(key, concrete)
+        return concrete
+
     def _polymorphic_trace(self):
+        """Trace twice, with different sizes for each unknown size and, for an
+        unknown rank, a scalar and then a matrix; one graph if they agree."""
         specs = nest.flatten(list(self.input_signature))
         n = sum(d is None for s in specs if s.shape is not None for d in s.shape)
-        if not n:
+        ranks = sum(s.shape is None for s in specs)
+        if not n and not ranks:
             return None
-        pairs = sentinel_sizes(n)
+        pairs = sentinel_sizes(n + 2 * ranks)
         traces = []
         for pick in (0, 1):
             sizes = iter(p[pick] for p in pairs)
-            examples = [Tensor(np.ones(() if s.shape is None else tuple(
-                next(sizes) if d is None else d for d in s.shape), s.dtype)) for s in specs]
+
+            def example(s):
+                if s.shape is None:  # unknown rank: a scalar, then a matrix
+                    first, second = next(sizes), next(sizes)
+                    return () if pick == 0 else (first, second)
+                return tuple(next(sizes) if d is None else d for d in s.shape)
+            examples = [Tensor(np.ones(example(s), s.dtype)) for s in specs]
             args = nest.pack_like(list(self.input_signature), examples)
             template, tensors, key = self._split(tuple(args), {})
-            traces.append((self._trace(template, tensors, key), key))
+            try:
+                traces.append((self._trace(template, tensors, key, count=False), key))
+            except Exception:
+                if not ranks:
+                    raise
+                return None  # the function needs a rank: trace each shape on its own
         symbols = {p: f"n{k}" for k, p in enumerate(pairs)}
         graph = generalize(traces[0][0].graph, traces[1][0].graph, symbols)
         if graph is None:
             return None
+        self._tracing_count += 1
         concrete = ConcreteFunction(self, graph, symbolic_key(traces[0][1], graph))
         concrete.polymorphic = True
         return concrete

@@ -102,7 +102,7 @@ class Graph:
     def __str__(self):
         shapes = self.symbolic_inputs or [s.shape for s in self.inputs]
         lines = [f"graph {self.name}(" + ", ".join(
-            f"t{i}: {s.dtype}{list(shape)}" for i, (s, shape) in
+            f"t{i}: {s.dtype}{'[...]' if shape is None else list(shape)}" for i, (s, shape) in
             enumerate(zip(self.inputs, shapes))) + ")"]
         for node in self.nodes:
             outs = ", ".join(f"t{node.first + k}" for k in range(len(node.outputs)))
@@ -133,7 +133,7 @@ def run_graph(graph, inputs, check=False):
     output structure. With `check`, every node's outputs must match the specs
     recorded in the graph (the saved-model loader's dry run)."""
     env = list(inputs) + [None] * (graph.num_values - len(inputs))
-    dims = bind_dims(graph, inputs) if graph.dims else None
+    dims = bind_dims(graph, inputs) if graph.symbolic_inputs is not None else None
 
     def value(ref):
         kind = ref.kind
@@ -145,7 +145,8 @@ def run_graph(graph, inputs, check=False):
 
     for i, node in enumerate(graph.nodes):
         shapes = None if dims is None or node.symbolic is None else \
-            [tuple(dims[d] if isinstance(d, str) else d for d in s) for s in node.symbolic]
+            [None if s is None else tuple(dims[d] if isinstance(d, str) else d for d in s)
+             for s in node.symbolic]
         if check:
             outs = _checked_run(i, node, value, shapes)
         else:
@@ -166,6 +167,8 @@ def bind_dims(graph, inputs):
     """The sizes of a polymorphic graph's symbols, read off its inputs."""
     dims = {}
     for k, (t, shape) in enumerate(zip(inputs, graph.symbolic_inputs)):
+        if shape is None:
+            continue  # any shape
         if len(t.shape) != len(shape):
             raise ValueError(f"graph {graph.name}: input {k} has shape {t.shape}, "
                              f"expected rank {len(shape)}")
@@ -285,7 +288,9 @@ def _build_op_table():
         return lambda op: {n: op.attrs[n] for n in names}
 
     def reduction(fn):
-        return OpDef(lambda xs, a, o: fn(xs[0], axis=list(a["axis"]), keepdims=a["keepdims"]),
+        # axis None (all axes) only in graphs for inputs of unknown rank
+        return OpDef(lambda xs, a, o: fn(xs[0], axis=None if a["axis"] is None else
+                                         list(a["axis"]), keepdims=a["keepdims"]),
                      1, lambda op: {"axis": tuple(op.attrs["axis"]),
                                     "keepdims": bool(op.attrs["keepdims"])})
 
