@@ -13,6 +13,7 @@ key (`register_gradient_graph`).
 """
 import itertools
 import os
+import weakref
 
 import numpy as np
 
@@ -24,7 +25,7 @@ from .tape import record
 from .tensor import Tensor, TensorSpec, Variable
 
 __all__ = ["Graph", "Node", "Ref", "run_graph", "NodeError", "bind_dims", "OPS", "OpDef",
-           "register_gradient_graph", "GRADIENT_GRAPHS"]
+           "register_gradient_graph", "GradientKey", "GRADIENT_GRAPHS"]
 
 # --- graphs ---------------------------------------------------------------------
 
@@ -363,25 +364,40 @@ OPS = _build_op_table()
 
 # --- gradient graphs in the registry ------------------------------------------------
 
-GRADIENT_GRAPHS = {}  # registry key -> the Graph its rule replays
+GRADIENT_GRAPHS = {}  # registry key -> the Graph its rule replays (while registered)
 _gradient_keys = itertools.count(1)
 _process_token = os.urandom(4).hex()  # see register_gradient_graph
 
 
+class GradientKey(str):
+    """The registry key of a gradient graph, which also owns the registration:
+    the IdentityN nodes that name it and the ops their calls record hold this
+    object, and when the last of them is gone, so is the registry entry (and
+    with it the gradient graph and the variables it reads). The registry
+    itself is keyed by a plain copy of the string, so it never holds this."""
+
+
+def _unregister(key):
+    registry.unregister(key)
+    GRADIENT_GRAPHS.pop(key, None)
+
+
 def register_gradient_graph(graph):
-    """Register a rule that replays `graph` under a fresh key; return the key.
+    """Register a rule that replays `graph` under a fresh key; return the key
+    (a GradientKey: keep it for as long as the rule is needed).
 
     The rule feeds the upstream gradients and the op's captured forward values
     (attribute `_captures`) to the graph. Keys carry a random per-process token,
     so a key saved by one process never names another process's gradient.
     """
-    key = f"CustomGradient-{_process_token}-{next(_gradient_keys)}"
+    name = f"CustomGradient-{_process_token}-{next(_gradient_keys)}"
 
     def rule(op, *grads):
         return run_graph(graph, list(grads) + list(op.attrs["_captures"]))
 
-    rule.__qualname__ = f"gradient_graph[{key}]"
-    registry.RegisterGradient(key)(rule)
-    GRADIENT_GRAPHS[key] = graph
+    rule.__qualname__ = f"gradient_graph[{name}]"
+    registry.RegisterGradient(name)(rule)
+    GRADIENT_GRAPHS[name] = graph
+    key = GradientKey(name)
+    weakref.finalize(key, _unregister, name)
     return key
-

@@ -473,3 +473,67 @@ def test_tensor_spec_none_compiled_runs_every_rank():
         np.testing.assert_allclose(f(mt.constant(value)).numpy(), np.tanh(x).mean() * x,
                                    rtol=1e-6)
     assert f.experimental_get_tracing_count() == 1
+
+
+# --- memory is given back (issue 10) ---------------------------------------------------
+
+def test_dropped_modules_with_traced_custom_gradients_free_their_variables():
+    import gc
+    import weakref
+
+    from minitape.graph import GRADIENT_GRAPHS
+
+    class Scaled(mt.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = mt.Variable(np.full(1000, 2.0, np.float32), name="w")
+
+        @mt.function
+        def __call__(self, x):
+            @mt.custom_gradient
+            def scale(x):
+                def grad(dy, variables):
+                    return dy * self.w, [dy * x]
+                return x * self.w, grad
+            return scale(x)
+
+    def make_and_use():
+        m = Scaled()
+        x = mt.ones([1000])
+        with mt.GradientTape() as tape:
+            tape.watch(x)
+            y = m(x)
+        assert float(mt.reduce_sum(tape.gradient(y, x))) == 2000.0
+        return weakref.ref(m.w)
+
+    gc.collect()
+    before = (len(GRADIENT_GRAPHS), len(registry._rules))
+    alive = [make_and_use() for _ in range(100)]
+    gc.collect()
+    assert sum(r() is not None for r in alive) == 0       # was 100 (+60-90 MiB)
+    assert (len(GRADIENT_GRAPHS), len(registry._rules)) == before
+
+
+def test_dropped_functions_unregister_their_gradient_graphs():
+    import gc
+
+    from minitape.graph import GRADIENT_GRAPHS
+
+    gc.collect()
+    before = len(GRADIENT_GRAPHS)
+    kept = mt.function(lambda x: clip_gradients(x) * 2.0)
+    kept(mt.constant(1.0))
+    for _ in range(1000):
+        f = mt.function(lambda x: clip_gradients(x) * 2.0)
+        f(mt.constant(1.0))
+    del f
+    gc.collect()
+    assert len(GRADIENT_GRAPHS) == before + 1   # the one still in use stays
+    x = mt.constant(3.0)
+    with mt.GradientTape() as tape:
+        tape.watch(x)
+        y = kept(x)
+    del kept
+    gc.collect()
+    # the recorded call still finds its rule: the op holds the key
+    assert float(tape.gradient(y, x)) == 0.5
