@@ -340,10 +340,13 @@ def compile_graph(graph, input_names=None, shapes=None, name=None):
                     live_values.add(r.x)
 
     lines = []
+    computed = {}  # the right-hand side of each line -> its name (no line twice)
 
     def read(ref, k=None):
         """The expression for an input reference (emitting a variable read)."""
         if ref.kind == "t":
+            if ref.x not in expr:  # a folded constant, named when first used
+                expr[ref.x] = constant(constants[ref.x])
             return expr[ref.x]
         if ref.kind == "c":
             return constant(ref.x)
@@ -381,12 +384,15 @@ def compile_graph(graph, input_names=None, shapes=None, name=None):
             else None
         if folded is not None:  # computed once, here
             constants[node.first] = folded
-            expr[node.first] = constant(folded)
             continue
         in_dtypes = [_spec(r, specs)[1] for r in ins]
         in_shapes = [_spec(r, specs)[0] for r in ins]
         known = [constants.get(r.x) if r.kind == "t" else r.x if r.kind == "c" else None
                  for r in ins]
+        if node.op == "Pow" and _zeros(known[1]) and out_shapes[0] is not None:
+            # x ** 0 is 1 for every x (NaN and inf too): a constant
+            constants[node.first] = np.ones(out_shapes[0], in_dtypes[0])
+            continue
         same = _unchanged_operand(node, known, in_shapes, out_shapes[0] if out_shapes else None)
         if same is not None:  # x * 1, x ** 1: the line would copy x
             _alias(node.first, ins[same], expr, constants, adjoint, read)
@@ -418,9 +424,12 @@ def compile_graph(graph, input_names=None, shapes=None, name=None):
             if bound is not None:
                 variables[id(node.attrs["variable"])] = (bound, None)  # read again
             continue
+        if text in computed:  # the same op on the same values: computed already
+            expr[node.first] = computed[text]
+            continue
         word = identifier(word, "op")
         out = names.new(("grad_" if is_adjoint else "") + word)
-        expr[node.first] = out
+        expr[node.first] = computed[text] = out
         lines.append(f"    {out} = {text}  # {comment}")
 
     flat = []
@@ -437,7 +446,8 @@ def compile_graph(graph, input_names=None, shapes=None, name=None):
 
 def _alias(number, ref, expr, constants, adjoint, read):
     if ref.kind == "t":
-        expr[number] = expr[ref.x]
+        if ref.x in expr:
+            expr[number] = expr[ref.x]
         if ref.x in constants:
             constants[number] = constants[ref.x]
         if ref.x in adjoint:
@@ -451,6 +461,11 @@ def _alias(number, ref, expr, constants, adjoint, read):
 def _ones(value):
     return value is not None and np.asarray(value).dtype.kind in "fc" and \
         bool(np.all(np.asarray(value) == 1))
+
+
+def _zeros(value):
+    return value is not None and np.asarray(value).dtype.kind in "fc" and \
+        not np.any(np.asarray(value))
 
 
 def _unchanged_operand(node, known, in_shapes, out_shape):
