@@ -34,7 +34,7 @@ import re
 import numpy as np
 
 from .context import state
-from .graph import OPS, Ref
+from .graph import OPS, Ref, pack_outputs
 from .tensor import Tensor
 
 __all__ = ["compile_graph", "Program", "LINES"]
@@ -255,7 +255,8 @@ class Program:
 
     def __call__(self, arrays):
         """The outputs, as Tensors in the graph's output structure."""
-        return _pack(self.outputs, iter(self.fn(*arrays)))
+        values = iter(self.fn(*arrays))
+        return pack_outputs(self.outputs, lambda ref: Tensor(next(values)))
 
     def __repr__(self):
         return self.source
@@ -527,18 +528,6 @@ def _through_the_op(node, out_shapes):
         out = opdef.run([Tensor(a) for a in arrays], attrs, out_shapes)
         return (out[0] if isinstance(out, (list, tuple)) else out)._value
     return run
-
-
-def _pack(structure, values):
-    if structure is None:
-        return None
-    if isinstance(structure, dict):
-        return {k: _pack(v, values) for k, v in structure.items()}
-    if isinstance(structure, list):
-        return [_pack(v, values) for v in structure]
-    if isinstance(structure, tuple):
-        return tuple(_pack(v, values) for v in structure)
-    return Tensor(next(values))
 
 
 def _flat_refs(structure):

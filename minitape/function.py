@@ -78,34 +78,29 @@ class _OpLog(list):
             tracer._by_array[id(y._value)] = y
 
 
-class _VariableWatcher(list):
-    """Collects the variables read (all of them, trainable or not). Compared by
-    identity, so `state.variable_watchers.remove(other)` never removes it."""
+class _VariableLog(list):
+    """A tracer's entry in `state.variable_watchers`: every variable read during
+    the trace (trainable or not) is noted in the tracer's `_variables`."""
 
-    def __init__(self, on_append=None):
+    def __init__(self, tracer):
         super().__init__()
-        self._on_append = on_append
+        self.tracer = tracer
 
     def append(self, variable):
         super().append(variable)
-        if self._on_append is not None:
-            self._on_append(variable)
-
-    def __eq__(self, other):
-        return self is other
-
-    __hash__ = object.__hash__
+        self.tracer._variables[variable._id] = variable
 
 
 class _Tracer:
     """Stands in `state.tapes` while a function (or a custom gradient's backward)
     is traced, and turns what it sees into a Graph.
 
-    It offers what the engine asks of a tape: `_producer`, `_ops`,
-    `_watch_accessed_variables` and `_watch_variable`.
+    It offers what the engine asks of a tape: `_producer` and `_ops` (and the
+    hook `_variable_assigned`); the variables it reads reach it through its
+    `_VariableLog` in `state.variable_watchers`.
     """
 
-    _watch_accessed_variables = True
+    _watch_accessed_variables = False  # variables reach the _VariableLog instead
 
     def __init__(self, name, parent=None):
         self.name = name
@@ -118,10 +113,7 @@ class _Tracer:
         self._variables = {}            # id -> Variable read during the trace
         self._by_array = {}             # id(ndarray) -> the latest tensor holding it
         self._assigned = {}             # id -> (Variable, its value before the trace)
-        self._watcher = _VariableWatcher(self._watch_variable)
-
-    def _watch_variable(self, variable):
-        self._variables[variable._id] = variable
+        self._watcher = _VariableLog(self)
 
     def _variable_assigned(self, variable, value, mode):
         """`variable.assign*(value)` during the trace (the engine calls this just

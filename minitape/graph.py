@@ -153,7 +153,7 @@ def run_graph(graph, inputs, check=False):
         else:
             outs = _run_node(node, [value(r) for r in node.inputs], value, shapes)
         env[node.first:node.first + len(outs)] = outs
-    return _pack(graph.outputs, value)
+    return pack_outputs(graph.outputs, value)
 
 
 class NodeError(Exception):
@@ -235,17 +235,18 @@ def _check_outputs(node, outs):
                              f"dtype {spec.dtype}")
 
 
-def _pack(structure, value):
+def pack_outputs(structure, value):
+    """A graph's output structure with each Ref replaced by `value(ref)`."""
     if isinstance(structure, Ref):
         return value(structure)
     if structure is None:
         return None
     if isinstance(structure, dict):
-        return {k: _pack(v, value) for k, v in structure.items()}
+        return {k: pack_outputs(v, value) for k, v in structure.items()}
     if isinstance(structure, list):
-        return [_pack(v, value) for v in structure]
+        return [pack_outputs(v, value) for v in structure]
     if isinstance(structure, tuple):
-        return tuple(_pack(v, value) for v in structure)
+        return tuple(pack_outputs(v, value) for v in structure)
     raise TypeError(f"bad output structure {structure!r}")
 
 
