@@ -29,6 +29,7 @@ node whose inputs are all constants is computed once, here, through the
 ordinary op; nodes whose values reach no output and no assignment are dropped.
 """
 import keyword
+import math
 import re
 
 import numpy as np
@@ -60,6 +61,19 @@ def softplus(v):
 def softmax(v, axis):
     e = np.exp(v - np.max(v, axis=axis, keepdims=True))
     return e / np.sum(e, axis=axis, keepdims=True)
+
+
+def matmul_rows(a, b):
+    """(..., m, k) @ (k, n) as ONE matrix product: the stack's rows one below
+    the other (what matmul's forward does for a large b, see ops/linalg.py)."""
+    return (a.reshape(-1, a.shape[-1]) @ b).reshape(a.shape[:-1] + b.shape[-1:])
+
+
+def matmul_columns(a, b):
+    """(m, k) @ (..., k, n) as ONE matrix product: the stack's columns side by side."""
+    k, n = b.shape[-2:]
+    out = (a @ np.moveaxis(b, -2, 0).reshape(k, -1)).reshape(a.shape[:1] + b.shape[:-2] + (n,))
+    return np.moveaxis(out, 0, -2)
 
 
 def solve(a, b, adjoint):
@@ -105,7 +119,8 @@ def assign_sub(variable, value):
     variable._value = frozen(variable._value - value, variable.dtype)
 
 
-HELPERS = {"np": np, "sigmoid": sigmoid, "elu": elu, "softplus": softplus,
+HELPERS = {"np": np, "matmul_rows": matmul_rows, "matmul_columns": matmul_columns,
+           "sigmoid": sigmoid, "elu": elu, "softplus": softplus,
            "softmax": softmax, "solve": solve, "inv": inv, "scatter": scatter,
            "assign": assign, "assign_add": assign_add, "assign_sub": assign_sub}
 
@@ -149,7 +164,7 @@ _MATMUL = {(False, False): "{0} @ {1}", (True, False): "np.swapaxes({0}, -1, -2)
            (True, True): "np.swapaxes({0}, -1, -2) @ np.swapaxes({1}, -1, -2)"}
 _ASSIGN = {"assign": "assign({variable}, {0})", "assign_add": "assign_add({variable}, {0})",
            "assign_sub": "assign_sub({variable}, {0})"}
-_ALIASES = {"Identity", "StopGradient", "IdentityN"}  # no line: the output is a name
+_FOLD_SIZE = 4096  # a stack times a matrix this large is folded into one product
 
 
 def _template(node, in_shapes):
@@ -157,6 +172,12 @@ def _template(node, in_shapes):
     if node.op == "MatMul":
         ta, tb = bool(node.attrs["transpose_a"]), bool(node.attrs["transpose_b"])
         line = _MATMUL[ta, tb]
+        if None not in in_shapes and not ta and not tb:
+            (a, b) = in_shapes
+            if len(a) > 2 and len(b) == 2 and math.prod(b) >= _FOLD_SIZE:
+                return "matmul_rows({0}, {1})"
+            if len(b) > 2 and len(a) == 2 and math.prod(a) >= _FOLD_SIZE:
+                return "matmul_columns({0}, {1})"
         if None not in in_shapes and len(in_shapes[0]) != len(in_shapes[1]):
             # A transposed matrix against a stack of matrices: NumPy's matmul is
             # several times faster when the transposed one is contiguous.

@@ -218,3 +218,18 @@ def test_a_loaded_model_can_be_compiled(tmp_path):
     fast = mt.function(loaded.f, jit_compile=True)
     np.testing.assert_allclose(fast(x).numpy(), model.f(x).numpy(), rtol=1e-6)
     assert "np.tanh" in fast.experimental_get_compiler_ir(x)()
+
+
+def test_stacks_times_large_matrices_are_folded_and_agree():
+    rng = np.random.default_rng(3)
+    big = mt.constant(rng.standard_normal((64, 70)))
+    stack = mt.constant(rng.standard_normal((3, 70, 5)))
+    rows = mt.constant(rng.standard_normal((3, 2, 64)))
+
+    def f(big, stack, rows):
+        return big @ stack, rows @ big
+
+    fast = compiled(f)
+    assert_same(fast(big, stack, rows), f(big, stack, rows))
+    source = fast.experimental_get_compiler_ir(big, stack, rows)()
+    assert "matmul_columns(big, stack)" in source and "matmul_rows(rows, big)" in source
