@@ -43,8 +43,8 @@ from .compiler import compile_graph
 from .context import state
 from .graph import (GRADIENT_GRAPHS, OPS, Graph, Node, NodeError, Ref,  # noqa: F401
                     bind_dims, register_gradient_graph, run_graph)
-from .tape import Operation
-from .tensor import Tensor, TensorSpec, Variable, _TensorLike, convert_to_tensor
+from .recording import Operation
+from .tensor import Tensor, TensorLike, TensorSpec, Variable, convert_to_tensor
 
 __all__ = ["function", "Function", "ConcreteFunction"]
 
@@ -267,7 +267,7 @@ class _Tracer:
         def leaf(x):
             if x is None:
                 return None
-            if isinstance(x, _TensorLike):
+            if isinstance(x, TensorLike):
                 return ref(x)
             if isinstance(x, (bool, int, float, complex, np.ndarray, np.generic)):
                 return Ref("c", _frozen(convert_to_tensor(x)._value))
@@ -552,7 +552,7 @@ def split_arguments(values, signature, where):
         if spec is not None:
             raise TypeError(f"{where}: argument {v!r} does not match the input_signature "
                             f"{spec!r}")
-        if isinstance(v, (_TensorLike, np.ndarray, np.generic)):
+        if isinstance(v, (TensorLike, np.ndarray, np.generic)):
             return tensor_leaf(convert_to_tensor(v))
         if isinstance(v, TensorSpec):
             return tensor_leaf(_convert_to_spec(v, v, where))

@@ -19,9 +19,8 @@ import numpy as np
 
 from . import ops, registry
 from .context import state
-from .custom import stop_gradient
 from .ops import shapes
-from .tape import record
+from .recording import record
 from .tensor import Tensor, TensorSpec, Variable
 
 __all__ = ["Graph", "Node", "Ref", "run_graph", "NodeError", "bind_dims", "OPS", "OpDef",
@@ -345,7 +344,7 @@ def _build_op_table():
                         "GreaterEqual": ops.greater_equal}.items():
         table[op_type] = OpDef(lambda xs, a, o, fn=fn: fn(xs[0], xs[1]), 2)
     for op_type, fn in {"Sign": ops.sign, "Round": ops.round, "Floor": ops.floor,
-                        "StopGradient": stop_gradient}.items():
+                        "StopGradient": ops.stop_gradient}.items():
         table[op_type] = OpDef(lambda xs, a, o, fn=fn: fn(xs[0]), 1)
     return table
 
