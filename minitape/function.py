@@ -816,9 +816,10 @@ class Function:
 
     def get_concrete_function(self, *args, **kwargs):
         """The trace for these arguments (tensors, or mt.TensorSpecs), made if new.
-        With an input_signature and no arguments: the trace for the signature."""
+        With an input_signature and no arguments: the trace for the signature
+        (`signature_concrete_function`, the one `mt.saved_model.save` writes)."""
         if not args and not kwargs and self.input_signature is not None:
-            args = tuple(self.input_signature)  # unknown sizes trace as 1, unknown rank as ()
+            return self.signature_concrete_function()
         template, tensors, key = self._split(args, kwargs)
         return self._concrete_for(template, tensors, key)
 
@@ -843,9 +844,12 @@ class Function:
         """
         if self.input_signature is None:
             return None
-        polymorphic = self._polymorphic_signature_trace()
-        if polymorphic is not None and (any_rank or None not in polymorphic.graph.symbolic_inputs):
-            return polymorphic
+        specs = nest.flatten(list(self.input_signature))
+        if any_rank or any(s.shape is not None and None in s.shape for s in specs):
+            polymorphic = self._polymorphic_signature_trace()
+            if polymorphic is not None and (
+                    any_rank or None not in polymorphic.graph.symbolic_inputs):
+                return polymorphic
         if self._signature_concrete is None:
             self._signature_concrete = self._exact_signature_trace()
         return self._signature_concrete
