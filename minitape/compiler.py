@@ -225,7 +225,7 @@ _WORD = re.compile(r"[^A-Za-z0-9_]+")
 def identifier(text, fallback="v"):
     """`text` made into a Python identifier: only [A-Za-z0-9_], not starting with
     a digit, not a keyword, not a name the generated code uses."""
-    word = _WORD.sub("_", str(text)).strip("_")[:40]
+    word = re.sub("_+", "_", _WORD.sub("_", str(text))).strip("_")[:40]
     if not word or word[0].isdigit():
         word = f"{fallback}_{word}" if word else fallback
     if keyword.iskeyword(word) or word in HELPERS or word in ("Tensor", "self"):
@@ -437,7 +437,7 @@ def compile_graph(graph, input_names=None, shapes=None, name=None):
         text = template.format(*args, **fields)
         word = _OP_WORDS.get(node.op, node.op.lower())
         comment = node.op + (" (adjoint)" if is_adjoint else "")
-        label = _WORD.sub("_", str(node.name))[:40]
+        label = re.sub("_+", "_", _WORD.sub("_", str(node.name))).strip("_")[:40]
         if label.lower() != node.op.lower() and node.op != "AssignVariableOp":
             comment += f" {label}"
         if node.op == "AssignVariableOp":

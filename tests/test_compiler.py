@@ -195,6 +195,7 @@ def test_hostile_attributes_and_names_do_not_become_code():
 
 @pytest.mark.parametrize("text, expected", [
     ("dense/kernel:0", "dense_kernel_0"), ("1x", "v_1x"), ("class", "class_"),
+    ("__import__('os')", "import_os"),
     ("np", "np_"), ("", "v"), ("a\nb'c", "a_b_c")])
 def test_identifiers_are_sanitised(text, expected):
     assert identifier(text) == expected
@@ -233,3 +234,37 @@ def test_stacks_times_large_matrices_are_folded_and_agree():
     assert_same(fast(big, stack, rows), f(big, stack, rows))
     source = fast.experimental_get_compiler_ir(big, stack, rows)()
     assert "matmul_columns(big, stack)" in source and "matmul_rows(rows, big)" in source
+
+
+def test_a_loaded_model_with_hostile_names_compiles_to_safe_code(tmp_path):
+    import json
+
+    class Model(mt.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = mt.Variable([[1.0, 2.0], [3.0, 4.0]], name="w")
+
+        @mt.function(input_signature=[mt.TensorSpec([2, 2])])
+        def f(self, x):
+            return mt.einsum("ij,ij->i", x, self.w)
+
+    model = Model()
+    mt.saved_model.save(model, str(tmp_path / "m"))
+    path = tmp_path / "m" / "saved_model.json"
+    doc = json.loads(path.read_text())
+    hostile = "x\n    __import__('os').system('echo pwned')  # \"'"
+    for graph in doc["graphs"].values():
+        for node in graph["nodes"]:
+            node["name"] = hostile
+    for variable in doc["variables"]:
+        variable["name"] = hostile
+    path.write_text(json.dumps(doc))
+    loaded = mt.saved_model.load(str(tmp_path / "m"))
+    x = mt.constant([[1.0, 1.0], [2.0, 0.5]])
+    fast = mt.function(loaded.f, jit_compile=True)
+    np.testing.assert_allclose(fast(x).numpy(), model.f(x).numpy())
+    source = fast.experimental_get_compiler_ir(x)()
+    for text in ("__import__", "('os')", "'", '"'):
+        assert text not in source
+    for line in source.splitlines():
+        assert line.startswith(("def ", "    ")), line
