@@ -35,7 +35,7 @@ import re
 import numpy as np
 
 from .context import state
-from .graph import OPS, Ref, pack_outputs
+from .graph import OPS, pack_outputs
 from .tensor import Tensor
 
 __all__ = ["compile_graph", "Program", "LINES"]
@@ -361,6 +361,12 @@ def compile_graph(graph, input_names=None, shapes=None, name=None):
                 if r.kind == "t":
                     live_values.add(r.x)
 
+    def bind_variable(v):
+        """The name of the Variable object itself (reads and assignments use it)."""
+        if id(v) not in variables:
+            variables[id(v)] = (bind(_variable_name(v) + "_var", v), None)
+        return variables[id(v)][0]
+
     lines = []
     computed = {}  # the right-hand side of each line -> its name (no line twice)
 
@@ -375,7 +381,7 @@ def compile_graph(graph, input_names=None, shapes=None, name=None):
         v = ref.x
         bound, current = variables.get(id(v), (None, None))
         if bound is None:
-            bound = bind(_variable_name(v) + "_var", v)
+            bound = bind_variable(v)
         if current is None:
             current = names.new(_variable_name(v))
             lines.append(f"    {current} = {bound}._value  # read variable")
@@ -430,9 +436,7 @@ def compile_graph(graph, input_names=None, shapes=None, name=None):
             attrs = {"run": fn}
         fields = {key: bind(f"{key}", value) for key, value in attrs.items()}
         if node.op == "AssignVariableOp":
-            v = node.attrs["variable"]
-            read(Ref("v", v))  # binds the variable's name
-            fields["variable"] = variables[id(v)][0]
+            fields["variable"] = bind_variable(node.attrs["variable"])
         fields["inputs"] = ", ".join(args)
         text = template.format(*args, **fields)
         word = _OP_WORDS.get(node.op, node.op.lower())
