@@ -268,3 +268,22 @@ def test_a_loaded_model_with_hostile_names_compiles_to_safe_code(tmp_path):
         assert text not in source
     for line in source.splitlines():
         assert line.startswith(("def ", "    ")), line
+
+
+def test_a_variable_is_read_where_needed_and_again_after_an_assignment():
+    v = mt.Variable(1.0, name="counter")
+
+    @mt.function(jit_compile=True)
+    def f(x):
+        before = v * 1.5
+        v.assign_add(x)
+        return before, v * 2.0
+
+    x = mt.constant(2.0)
+    assert [float(t) for t in f(x)] == [1.5, 6.0] and float(v) == 3.0
+    body = [line.strip() for line in f.experimental_get_compiler_ir(x)().splitlines()]
+    reads = [line for line in body if line.endswith("# read variable")]
+    assert reads == ["counter = counter_var._value  # read variable",
+                     "counter_1 = counter_var._value  # read variable"]
+    assert body.index(reads[0]) < body.index("assign_add(counter_var, x)  # AssignVariableOp") \
+        < body.index(reads[1])
