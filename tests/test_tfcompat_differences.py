@@ -27,6 +27,7 @@ ROWS = [
     "differentiating an op type with no gradient",
     "`recompute_grad` under `ForwardAccumulator`",
     "SavedModel files",
+    "`mt.function(jit_compile=True)`",
 ]
 
 
@@ -166,3 +167,13 @@ def test_saved_model_files_are_json_and_npz(tmp_path):
     assert "saved_model.json" in names and "variables.npz" in names
     assert "saved_model.pb" not in names
     assert float(mt.saved_model.load(str(tmp_path))(mt.constant(3.0))) == 6.0
+
+
+def test_jit_compile_writes_python_not_hlo():
+    f = mt.function(lambda x: mt.sin(x) * x, jit_compile=True)
+    x = mt.constant(1.0)
+    ir = f.experimental_get_compiler_ir(x)
+    assert "np.sin(x)" in ir() and ir(stage="python") == ir()
+    assert "Sin(t0)" in ir(stage="graph")
+    with pytest.raises(ValueError, match="stage"):
+        ir(stage="hlo")
