@@ -370,7 +370,7 @@ def compile_graph(graph, input_names=None, shapes=None, name=None):
     lines = []
     computed = {}  # the right-hand side of each line -> its name (no line twice)
 
-    def read(ref, k=None):
+    def read(ref):
         """The expression for an input reference (emitting a variable read)."""
         if ref.kind == "t":
             if ref.x not in expr:  # a folded constant, named when first used
@@ -440,7 +440,7 @@ def compile_graph(graph, input_names=None, shapes=None, name=None):
         fields["inputs"] = ", ".join(args)
         text = template.format(*args, **fields)
         word = _OP_WORDS.get(node.op, node.op.lower())
-        comment = node.op + (" (adjoint)" if is_adjoint else "")
+        comment = _WORD.sub("_", node.op) + (" (adjoint)" if is_adjoint else "")
         label = re.sub("_+", "_", _WORD.sub("_", str(node.name))).strip("_")[:40]
         if label.lower() != node.op.lower() and node.op != "AssignVariableOp":
             comment += f" {label}"
