@@ -33,6 +33,7 @@ ROWS = [
     "invalid arguments (a bad shape, axis, size or dtype)",
     "a zero tangent meeting an infinite partial derivative in forward mode",
     "`pad`'s `constant_values` of another dtype",
+    "`mt.function(jit_compile=True)`",
 ]
 
 
@@ -240,3 +241,12 @@ def test_pad_converts_a_constant_of_another_dtype():
     assert padded.dtype == np.float64 and padded.numpy().tolist() == [2.0, 1.0]
     with pytest.raises(TypeError, match="pad: constant_values 1.5"):
         mt.pad(mt.constant([1]), [[1, 0]], constant_values=1.5)
+
+def test_jit_compile_writes_python_not_hlo():
+    f = mt.function(lambda x: mt.sin(x) * x, jit_compile=True)
+    x = mt.constant(1.0)
+    ir = f.experimental_get_compiler_ir(x)
+    assert "np.sin(x)" in ir() and ir(stage="python") == ir()
+    assert "Sin(t0)" in ir(stage="graph")
+    with pytest.raises(ValueError, match="stage"):
+        ir(stage="hlo")
