@@ -19,7 +19,9 @@ For each notebook:
    keeping `metadata.widgets`.
 
 Notebooks run in parallel (`-j`, default 2); each in its own kernel, with
-notebooks/ as the working directory. Then `python -m pytest notebooks/` must
+notebooks/ as the working directory. A notebook whose run raises is left
+unchanged (the error is printed, and the exit status is 1); the others are
+still rebuilt. Then `python -m pytest notebooks/` must
 pass (nbval compares the stored outputs with a fresh run).
 """
 import argparse
@@ -134,8 +136,8 @@ def rebuild(path, timeout=600):
     from nbclient import NotebookClient
 
     path = Path(path)
-    colab.write_cell(path)
     nb = nbformat.read(path, as_version=4)
+    colab.first_code_cell(nb)["source"] = colab.cell_source()
     client = NotebookClient(nb, timeout=timeout, kernel_name="python3",
                             record_timing=False, store_widget_state=True,
                             resources={"metadata": {"path": str(path.parent)}})
@@ -160,11 +162,21 @@ def main(argv=None):
     parser.add_argument("--timeout", type=int, default=600, help="seconds per cell")
     args = parser.parse_args(argv)
     paths = args.notebooks or sorted(NOTEBOOKS.glob("*.ipynb"))
+    rebuilt, failed = [], []
     with ProcessPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-        for message in pool.map(rebuild, paths, [args.timeout] * len(paths)):
-            print(message, flush=True)
-    strip(paths)
-    return 0
+        futures = {path: pool.submit(rebuild, path, args.timeout) for path in paths}
+        for path, future in futures.items():
+            try:
+                print(future.result(), flush=True)
+                rebuilt.append(path)
+            except Exception as exc:  # a cell raised: that notebook stays as it was
+                failed.append(path)
+                print(f"FAILED {Path(path).name} (left unchanged): {exc}", flush=True)
+    if rebuilt:
+        strip(rebuilt)
+    if failed:
+        print("not rebuilt: " + ", ".join(Path(p).name for p in failed), file=sys.stderr)
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":
