@@ -25,6 +25,7 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -113,23 +114,29 @@ def lab():
                 proc.wait(timeout=10)
 
 
-@pytest.fixture(scope="module")
-def page(lab):
-    from playwright.sync_api import sync_playwright
+def _in_browser(check, lab):
+    """Run `check(page)` in Chromium, in a thread of its own: Playwright's sync
+    API refuses to start inside a running asyncio loop, and test_browser.py's
+    session-wide browser keeps one running in this thread."""
+    def run():
+        from playwright.sync_api import sync_playwright
 
-    with tempfile.TemporaryDirectory(prefix="minitape-chromium-") as profile:
-        with sync_playwright() as pw:
-            context = pw.chromium.launch_persistent_context(
-                profile, executable_path=CHROMIUM, headless=True,
-                args=["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-                      "--disable-background-networking", "--disable-component-update"],
-                viewport={"width": 1400, "height": 1000})
-            try:
-                p = context.new_page()
-                p.set_default_timeout(60_000)
-                yield p
-            finally:
-                context.close()
+        with tempfile.TemporaryDirectory(prefix="minitape-chromium-") as profile:
+            with sync_playwright() as pw:
+                context = pw.chromium.launch_persistent_context(
+                    profile, executable_path=CHROMIUM, headless=True,
+                    args=["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+                          "--disable-background-networking", "--disable-component-update"],
+                    viewport={"width": 1400, "height": 1000})
+                try:
+                    page = context.new_page()
+                    page.set_default_timeout(WAIT)
+                    check(page, lab)
+                finally:
+                    context.close()
+
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        pool.submit(run).result()  # re-raises the check's AssertionError here
 
 
 def _open(page, lab, name):
@@ -141,7 +148,15 @@ def _open(page, lab, name):
     return notebook
 
 
-def test_trusted_notebook_draws_the_explorer_from_saved_state(page, lab):
+def test_trusted_notebook_draws_the_explorer_from_saved_state(lab):
+    _in_browser(_check_trusted, lab)
+
+
+def test_untrusted_notebook_shows_the_static_fallback(lab):
+    _in_browser(_check_untrusted, lab)
+
+
+def _check_trusted(page, lab):
     from playwright.sync_api import expect
 
     notebook = _open(page, lab, "trusted.ipynb")
@@ -156,7 +171,7 @@ def test_trusted_notebook_draws_the_explorer_from_saved_state(page, lab):
     assert "Error displaying widget" not in notebook.inner_text()
 
 
-def test_untrusted_notebook_shows_the_static_fallback(page, lab):
+def _check_untrusted(page, lab):
     from playwright.sync_api import expect
 
     notebook = _open(page, lab, "untrusted.ipynb")
