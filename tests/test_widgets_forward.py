@@ -29,10 +29,14 @@ def test_count_numbers_adds_up_output_sizes():
 def test_jacobian_work_grows_with_n_forward_and_with_m_reverse():
     assert fw.jacobian_work(8, 64, "forward") < fw.jacobian_work(8, 64, "reverse")
     assert fw.jacobian_work(64, 8, "forward") > fw.jacobian_work(64, 8, "reverse")
-    # auto runs exactly what its rule picks
-    for n, m in [(8, 64), (64, 8), (16, 32), (16, 33)]:
-        picked = mt.autodiff.jacobian_direction(n, m)
-        assert fw.jacobian_work(n, m, "auto") == fw.jacobian_work(n, m, picked)
+    # auto runs exactly one of the two directions, and the cheaper one where they
+    # differ by far (the rule itself is the tape's business)
+    for n, m in [(8, 64), (64, 8), (16, 32), (16, 33), (64, 96), (64, 128)]:
+        auto = fw.jacobian_work(n, m, "auto")
+        works = {d: fw.jacobian_work(n, m, d) for d in ("forward", "reverse")}
+        assert auto in works.values()
+        assert fw.auto_direction(n, m) == next(d for d, w in works.items() if w == auto)
+    assert fw.auto_direction(8, 64) == "forward" and fw.auto_direction(64, 8) == "reverse"
 
 
 def test_the_three_second_order_methods_agree_and_the_hessian_costs_most():
@@ -64,7 +68,7 @@ def test_direction_explorer_sliders_change_the_pick():
     assert (d["m"], d["auto"], d["cheaper"]) == (4, "reverse", "reverse")
     assert d["ax"].patches[0].get_alpha() == 0.35  # forward is now the faded bar
     _control(w, "n inputs").value = 1
-    assert w.data["auto"] == "forward"             # 2 * 1 < 4
+    assert w.data["auto"] == fw.auto_direction(1, 4) == "forward"  # 1 input, 4 outputs
     assert plt.get_fignums() == []                 # each redraw frees its figure
 
 
