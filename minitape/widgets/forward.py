@@ -28,7 +28,7 @@ import numpy as np
 from .. import ops
 from ..autodiff import ForwardAccumulator
 from ..context import state
-from ..tape import GradientTape
+from ..jacobians import GradientTape  # the tape with jacobian attached
 from .jacobians import _interactive, _show
 
 __all__ = ["count_numbers", "jacobian_work", "auto_direction", "jacobian_time", "tanh_layer",
