@@ -55,6 +55,20 @@ def test_timings_are_positive_seconds():
     assert 0 < fw.second_order_time(2, "HVP, forward-over-reverse") < 5
 
 
+def test_interleaved_tables_have_one_time_per_size():
+    calls = []
+    best = fw.interleaved_best_times({"a": lambda: calls.append("a"), "b": lambda: calls.append("b")},
+                                     rounds=3)
+    assert sorted(calls) == ["a"] * 4 + ["b"] * 4  # a warm-up, then one run per round
+    assert set(best) == {"a", "b"} and all(0 <= t < 1 for t in best.values())
+    table = fw.jacobian_times(4, [2, 8], rounds=2)
+    assert set(table) == {"forward", "reverse"}
+    assert all(len(v) == 2 and all(t > 0 for t in v) for v in table.values())
+    table = fw.second_order_times([2, 3], full_hessian_up_to=2, rounds=2)
+    assert table["full Hessian"][1] is None and table["full Hessian"][0] > 0
+    assert all(t > 0 for t in table["HVP, forward-over-reverse"])
+
+
 def test_direction_explorer_sliders_change_the_pick():
     w = fw.direction_explorer(n=16, m=64)
     d = w.data

@@ -6,6 +6,7 @@
     second_order_work(k, method)            # ... for a Hessian or one Hessian-vector product
     jacobian_time(n, m, direction)          # the same two, in seconds (the fastest
     second_order_time(k, method)            #   of a few runs)
+    jacobian_times(n, ms), second_order_times(ks)   # whole tables, runs interleaved
     direction_explorer(n=16, m=64)          # sliders n and m: forward vs reverse
 
 "Work" here is the number of numbers that ops produce: every op outputs a
@@ -21,6 +22,7 @@ The computations need only NumPy and minitape; ipywidgets and matplotlib are
 imported when the explorer is made. Only core widgets are used, so it works
 with ipywidgets 7.7 (Colab) and 8.
 """
+import random
 import time
 
 import numpy as np
@@ -34,7 +36,8 @@ from .jacobians import _interactive, _show
 __all__ = ["count_numbers", "jacobian_work", "auto_direction", "jacobian_time", "tanh_layer",
            "second_order_loss", "hessian_full", "hvp_nested_tapes",
            "hvp_forward_over_reverse", "second_order_work", "second_order_time",
-           "best_time", "direction_explorer"]
+           "best_time", "interleaved_best_times", "jacobian_times", "second_order_times",
+           "direction_explorer"]
 
 
 class _Everything(dict):
@@ -198,6 +201,50 @@ def best_time(fn, repeats=7):
         fn()
         times.append(time.perf_counter() - start)
     return min(times)
+
+
+def interleaved_best_times(fns, rounds=40, seed=0):
+    """The fastest of `rounds` runs of each callable in the dict `fns`, in
+    seconds, as a dict with the same keys.
+
+    Each round runs every callable once, in a shuffled order, so a burst of
+    load from elsewhere on the machine slows one run of many callables rather
+    than every run of one: the table keeps its shape on a busy machine. Notebook
+    10's stored timing tables were measured this way."""
+    keys = list(fns)
+    best = dict.fromkeys(keys, float("inf"))
+    for key in keys:  # warm-up
+        fns[key]()
+    order = random.Random(seed)
+    for _ in range(rounds):
+        order.shuffle(keys)
+        for key in keys:
+            start = time.perf_counter()
+            fns[key]()
+            best[key] = min(best[key], time.perf_counter() - start)
+    return best
+
+
+def jacobian_times(n, ms, directions=("forward", "reverse"), rounds=40):
+    """Milliseconds per Jacobian of tanh(W @ x), n inputs: {direction: [one per m]}."""
+    fns = {(d, m): _jacobian_run(n, m, d) for d in directions for m in ms}
+    best = interleaved_best_times(fns, rounds)
+    return {d: [round(best[d, m] * 1e3, 3) for m in ms] for d in directions}
+
+
+def second_order_times(ks, methods=tuple(_SECOND_ORDER), full_hessian_up_to=48, rounds=40):
+    """Milliseconds for one full Hessian or one Hessian-vector product on the loss
+    of `second_order_loss(k)`: {method: [one per k]}, None where the full Hessian
+    is skipped (k > full_hessian_up_to)."""
+    fns = {}
+    for method in methods:
+        for k in ks:
+            if method != "full Hessian" or k <= full_hessian_up_to:
+                f, w, v = second_order_loss(k)
+                fns[method, k] = (lambda run=_SECOND_ORDER[method], f=f, w=w, v=v: run(f, w, v))
+    best = interleaved_best_times(fns, rounds)
+    return {method: [round(best[method, k] * 1e3, 3) if (method, k) in best else None for k in ks]
+            for method in methods}
 
 
 # --- the explorer ----------------------------------------------------------------
