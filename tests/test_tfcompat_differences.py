@@ -27,6 +27,9 @@ ROWS = [
     "differentiating an op type with no gradient",
     "`recompute_grad` under `ForwardAccumulator`",
     "SavedModel files",
+    "a `gradient` or `jacobian` call that fails inside a non-persistent tape's block",
+    "`tape.watch` of a nest with something that is not a tensor",
+    "`jacobian(..., experimental_direction=...)`",
 ]
 
 
@@ -166,3 +169,45 @@ def test_saved_model_files_are_json_and_npz(tmp_path):
     assert "saved_model.json" in names and "variables.npz" in names
     assert "saved_model.pb" not in names
     assert float(mt.saved_model.load(str(tmp_path))(mt.constant(3.0))) == 6.0
+
+
+@pytest.mark.parametrize("method", ["gradient", "jacobian"])
+def test_a_failed_call_leaves_a_one_shot_tape_recording(method):
+    @mt.custom_gradient
+    def broken(v):
+        def grad(dy):
+            raise ArithmeticError("broken gradient")
+        return v * 1.0, grad
+
+    x = mt.constant([1.0, 2.0])
+    with mt.GradientTape() as tape:  # TensorFlow: the tape stops recording at the call
+        tape.watch(x)
+        y = broken(x)
+        with pytest.raises(ArithmeticError):
+            getattr(tape, method)(y, x)
+        z = x * 3.0  # still recorded
+    assert tape.operations[-1].outputs[0] is z
+    np.testing.assert_array_equal(tape.gradient(z, x).numpy(), [3.0, 3.0])
+
+
+def test_watch_of_a_bad_nest_watches_nothing():
+    x = mt.constant(1.0)
+    with mt.GradientTape() as tape:  # TensorFlow watches x, then raises
+        with pytest.raises(ValueError):
+            tape.watch([x, "not a tensor"])
+        y = x * 2.0
+    assert tape.gradient(y, x) is None
+
+
+def test_jacobian_direction_auto_forward_and_reverse_agree():
+    rng = np.random.default_rng(0)
+    x = mt.constant(rng.standard_normal(3))
+    w = mt.constant(rng.standard_normal((40, 3)))
+    with mt.GradientTape(persistent=True) as tape:  # TensorFlow: reverse mode only
+        tape.watch(x)
+        y = mt.tanh(mt.reshape(w @ mt.reshape(x, (3, 1)), (40,)))
+    j = {d: tape.jacobian(y, x, experimental_direction=d).numpy()
+         for d in ["auto", "forward", "reverse"]}
+    np.testing.assert_allclose(j["auto"], j["reverse"], rtol=1e-12)
+    np.testing.assert_allclose(j["forward"], j["reverse"], rtol=1e-12)
+
