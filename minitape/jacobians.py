@@ -18,7 +18,7 @@ import math
 
 import numpy as np
 
-from . import nest, ops, registry
+from . import arguments, nest, ops, registry
 from .tangents import push_tangents
 from .backward import ops_between
 from .tape import (GradientTape, UnconnectedGradients, as_sources, as_targets,
@@ -48,6 +48,7 @@ def jacobian(self, target, sources, unconnected_gradients=UnconnectedGradients.N
     """
     self._check_usable("jacobian")
     unconnected = check_unconnected(unconnected_gradients)
+    _check_parallel_iterations("jacobian", parallel_iterations)
     if not isinstance(target, TensorLike):
         raise TypeError(f"jacobian: target must be a single tensor, got a "
                         f"{type(target).__name__}; call jacobian once per target "
@@ -97,6 +98,10 @@ def batch_jacobian(self, target, source, unconnected_gradients=UnconnectedGradie
     """
     self._check_usable("batch_jacobian")
     unconnected = check_unconnected(unconnected_gradients)
+    _check_parallel_iterations("batch_jacobian", parallel_iterations)
+    if not isinstance(source, TensorLike):
+        raise TypeError(f"batch_jacobian: source must be a single tensor, got a "
+                        f"{type(source).__name__}; call batch_jacobian once per source")
     (target,) = as_targets([target], "batch_jacobian", "target")
     (source,) = as_sources([source], "batch_jacobian")
     if target.ndim < 1 or source.ndim < 1 or target.shape[0] != source.shape[0]:
@@ -186,6 +191,11 @@ def jacobian_direction(n_inputs, n_outputs, sweep_numbers=1, walk_numbers=1):
     """
     forward, reverse = n_inputs * sweep_numbers, n_outputs * walk_numbers
     return "forward" if forward < reverse else "reverse"
+
+
+def _check_parallel_iterations(method, n):
+    if n is not None and arguments.size(method, "parallel_iterations", n) == 0:
+        raise ValueError(f"{method}: parallel_iterations must be positive, got {n}")
 
 
 def direction_costs(tape, target, sources, n_outputs=None, n_inputs=None):

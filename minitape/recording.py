@@ -48,6 +48,9 @@ class Operation:
         self.needs = ALL_INPUTS
 
     def get_attr(self, name):
+        if not self.attrs or name not in self.attrs:
+            raise ValueError(f"Operation '{self.name}' (type {self.type}) has no attr "
+                             f"named {name!r}; it has {sorted(self.attrs or ())}")
         return self.attrs[name]
 
     def with_needs(self, needs):

@@ -283,7 +283,13 @@ def upstreams(targets, output_gradients):
         if g is None:
             out.append(Tensor(np.ones(t.shape, t.dtype)))
             continue
-        g = ops.convert_to_tensor(g, dtype=t.dtype)
+        if isinstance(g, TensorLike) and g.dtype != t.dtype:
+            raise TypeError(f"gradient: output_gradients has dtype {g.dtype} but the "
+                            f"target of shape {t.shape} has dtype {t.dtype}; use mt.cast")
+        try:
+            g = ops.convert_to_tensor(g, dtype=t.dtype)
+        except (TypeError, ValueError) as e:
+            raise type(e)(f"gradient: output_gradients {e}") from None
         if g.shape != t.shape:
             raise ValueError(f"gradient: output_gradients of shape {g.shape} do not match "
                              f"the target's shape {t.shape}")

@@ -30,6 +30,10 @@ ROWS = [
     "a `gradient` or `jacobian` call that fails inside a non-persistent tape's block",
     "`tape.watch` of a nest with something that is not a tensor",
     "`jacobian(..., experimental_direction=...)`",
+    "invalid arguments (a bad shape, axis, size or dtype)",
+    "a zero tangent meeting an infinite partial derivative in forward mode",
+    "`pad`'s `constant_values` of another dtype",
+    "`mt.function(jit_compile=True)`",
 ]
 
 
@@ -211,3 +215,38 @@ def test_jacobian_direction_auto_forward_and_reverse_agree():
     np.testing.assert_allclose(j["auto"], j["reverse"], rtol=1e-12)
     np.testing.assert_allclose(j["forward"], j["reverse"], rtol=1e-12)
 
+
+def test_invalid_arguments_are_value_or_type_errors():
+    # tests/test_bad_arguments.py has one row per op, argument and wrong kind.
+    x = mt.ones([2, 3])
+    with pytest.raises(ValueError, match="reduce_mean: axis"):
+        mt.reduce_mean(x, axis=[0, 0])
+    with pytest.raises(TypeError, match="reshape: shape entry 0 must be an integer"):
+        mt.reshape(x, (2.5, 2))
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # the 0 * inf that is masked
+def test_a_zero_tangent_contributes_nothing_in_forward_mode():
+    # tests/test_forward_reverse_finite.py compares both directions.
+    x0, x1 = mt.constant(2.0), mt.constant(3.0)
+    with mt.autodiff.ForwardAccumulator([x0, x1], [mt.constant(1.0),
+                                                   mt.constant(0.0)]) as acc:
+        y = x0 * 1.0 + x1 * np.float32(np.inf)
+    assert float(acc.jvp(y)) == 1.0
+
+
+def test_pad_converts_a_constant_of_another_dtype():
+    x = mt.constant([1.0], dtype=mt.float64)
+    padded = mt.pad(x, [[1, 0]], constant_values=mt.constant(2.0))  # a float32 scalar
+    assert padded.dtype == np.float64 and padded.numpy().tolist() == [2.0, 1.0]
+    with pytest.raises(TypeError, match="pad: constant_values 1.5"):
+        mt.pad(mt.constant([1]), [[1, 0]], constant_values=1.5)
+
+def test_jit_compile_writes_python_not_hlo():
+    f = mt.function(lambda x: mt.sin(x) * x, jit_compile=True)
+    x = mt.constant(1.0)
+    ir = f.experimental_get_compiler_ir(x)
+    assert "np.sin(x)" in ir() and ir(stage="python") == ir()
+    assert "Sin(t0)" in ir(stage="graph")
+    with pytest.raises(ValueError, match="stage"):
+        ir(stage="hlo")
