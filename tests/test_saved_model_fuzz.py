@@ -13,6 +13,7 @@ import json
 import os
 import random
 import signal
+import sys
 import time
 
 import numpy as np
@@ -22,6 +23,8 @@ import minitape as mt
 from minitape import nest
 from minitape import saved_model as sm
 from minitape.tensor import Tensor
+
+fn_module = sys.modules["minitape.function"]  # the module: mt.function is the decorator
 
 SEED = int(os.environ.get("MINITAPE_FUZZ_SEED", "20261122"))
 CASES = int(os.environ.get("MINITAPE_FUZZ_CASES", "2000"))
@@ -265,6 +268,9 @@ def exercise(loaded):
             tensors = [Tensor(np.linspace(-1, 1, int(np.prod(s.shape))).reshape(s.shape)
                               .astype(s.dtype)) for s in graph.inputs]
             args, kwargs = sm.call_arguments(fn._signature, graph.args, tensors)
+            # The loader worked out every node's spec without running anything:
+            # running it gives exactly those specs.
+            fn_module.run_graph(graph, tensors, check=True)
             sources = [t for t in tensors if t.dtype.kind == "f"]
             with mt.GradientTape(persistent=True) as tape:
                 tape.watch(sources)
