@@ -752,7 +752,7 @@ class _Loader:
             directory = os.open(self.path, _DIRECTORY_FLAGS)
         except OSError as e:
             why = "it is a symbolic link (pass the directory it points to)" \
-                if e.errno == errno.ELOOP else e.strerror
+                if os.path.islink(self.path) else e.strerror
             raise LoadError(f"{self.path}: no saved model here: {why}") from None
         try:
             if not stat.S_ISDIR(os.fstat(directory).st_mode):
@@ -1127,15 +1127,12 @@ def _open_file(directory, name, max_bytes):
             raise LoadError("is a symbolic link; a saved model's files must be regular "
                             "files in its directory") from None
         raise LoadError(f"cannot open: {e.strerror}") from None
-    f = os.fdopen(fd, "rb")
     info = os.fstat(fd)
-    if not stat.S_ISREG(info.st_mode):
-        f.close()
-        raise LoadError("is not a regular file")
-    if info.st_size > max_bytes:
-        f.close()
-        raise LoadError(f"is {info.st_size} bytes, more than the limit of {max_bytes}")
-    return f, info.st_size
+    if not stat.S_ISREG(info.st_mode) or info.st_size > max_bytes:
+        os.close(fd)
+        raise LoadError("is not a regular file" if not stat.S_ISREG(info.st_mode) else
+                        f"is {info.st_size} bytes, more than the limit of {max_bytes}")
+    return os.fdopen(fd, "rb"), info.st_size
 
 
 def _read_file(directory, name, max_bytes):
