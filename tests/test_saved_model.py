@@ -1,4 +1,5 @@
 """mt.saved_model: save and load functions, variables and custom gradients."""
+import gc
 import json
 import os
 import subprocess
@@ -10,6 +11,7 @@ import numpy as np
 import pytest
 
 import minitape as mt
+from minitape import registry
 from minitape.saved_model import LoadError
 
 pytestmark = pytest.mark.filterwarnings("ignore:save. Model.power")
@@ -448,3 +450,44 @@ def test_polymorphic_trace_with_a_custom_gradient(tmp_path):
     # 0.5 / sqrt(3), times d(sum x^2)/dx = 2x.
     np.testing.assert_allclose(tape.gradient(y, x).numpy(), 2 * x.numpy() * 0.5 / np.sqrt(3),
                                rtol=1e-6)
+
+
+# --- memory: what a loaded model registers goes away with it ---------------------------------
+
+def saved_gradient_keys(loaded):
+    return [str(node.attrs["gradient"]) for c in loaded.call_custom_grad.concrete_functions()
+            for node in c.graph.nodes if node.op == "IdentityN"]
+
+
+def live_graphs():
+    gc.collect()
+    return sum(type(o).__name__ == "Graph" and type(o).__module__ == "minitape.function"
+               for o in gc.get_objects())
+
+
+def test_dropped_loaded_models_leave_nothing_registered(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    exec(GUIDE_DEFINITIONS + GUIDE_SAVE.format(flag=True), {})
+    graphs_before = live_graphs()
+    keys = []
+    for _ in range(20):
+        loaded = mt.saved_model.load("saved_model")
+        keys += saved_gradient_keys(loaded)
+        v = mt.Variable(2.0)
+        with mt.GradientTape() as tape:
+            output = loaded.call_custom_grad(v * v)
+        assert float(tape.gradient(output, v)) == 2.0
+    assert len(set(keys)) == 20 and all(registry.is_registered(k) for k in keys[-1:])
+    del loaded, tape, output
+    assert live_graphs() == graphs_before
+    assert not any(registry.is_registered(k) for k in keys)
+
+
+def test_a_tape_keeps_the_gradient_of_a_dropped_model(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    exec(GUIDE_DEFINITIONS + GUIDE_SAVE.format(flag=True), {})
+    v = mt.Variable(2.0)
+    with mt.GradientTape() as tape:
+        output = mt.saved_model.load("saved_model").call_custom_grad(v * v)
+    gc.collect()   # the loaded object is gone; the recorded op holds its gradient key
+    assert float(tape.gradient(output, v)) == 2.0
