@@ -364,8 +364,9 @@ class _Writer:
     def encode_attrs(self, node):
         if node.op == "IdentityN":
             key = node.attrs["gradient"]
-            if self.options.experimental_custom_gradients and key in _fn.GRADIENT_GRAPHS:
-                self.gradients[key] = self.graph_name(_fn.GRADIENT_GRAPHS[key])
+            graph = _gradient_graph(key)
+            if self.options.experimental_custom_gradients and graph is not None:
+                self.gradients[key] = self.graph_name(graph)
             return {"num_inputs": node.attrs["num_inputs"], "gradient": key,
                     "forward": [self.ref(r) for r in node.attrs["forward"]],
                     "captures": [self.ref(r) for r in node.attrs["captures"]]}
@@ -993,7 +994,7 @@ class _Loader:
                 continue
             w = f"{where}.nodes[{i}]"
             key = node.attrs["gradient"]
-            grad = self.gradients.get(key) or _fn.GRADIENT_GRAPHS.get(key)
+            grad = self.gradients.get(key) or _gradient_graph(key)
             if grad is None:
                 continue  # unknown here: differentiating it raises LookupError
             wanted = list(node.outputs) + [graph.spec_of(r) for r in node.attrs["captures"]]
@@ -1534,6 +1535,12 @@ def _register_loaded_gradient(graph):
     owner.graph = graph
     weakref.finalize(owner, registry.unregister, key)
     return owner
+
+
+def _gradient_graph(key):
+    """The gradient graph registered under `key`: a loaded one, or one traced in
+    this process; None if there is none."""
+    return getattr(key, "graph", None) or _fn.GRADIENT_GRAPHS.get(key)
 
 
 def _run(graph, inputs, what):

@@ -242,6 +242,9 @@ def test_a_loaded_model_can_be_saved_again(tmp_path):
     exec(GUIDE_DEFINITIONS, namespace := {})
     mt.saved_model.save(namespace["MyModule"](), tmp_path / "a")
     mt.saved_model.save(mt.saved_model.load(tmp_path / "a"), tmp_path / "b")
+    gc.collect()  # the first loaded model is gone: "b" must carry the gradient itself
+    document = json.loads((tmp_path / "b" / "saved_model.json").read_text())
+    assert len(document["gradients"]) == 1
     loaded = mt.saved_model.load(tmp_path / "b")
     v = mt.Variable(2.0)
     with mt.GradientTape() as t:
