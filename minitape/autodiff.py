@@ -12,91 +12,26 @@ inputs and many outputs: forward wins; many inputs and few outputs (a loss):
 reverse wins. `GradientTape.jacobian` picks by itself (`jacobian_direction`).
 
 Where it happens:
-- `push_tangents(op, tangents)` is one step: it runs the op's JVP rule. The
-  rules sit under each op's gradient rule in `ops/`, registered with
-  `RegisterJVP`; an op with only a gradient rule (a custom_gradient, a user's
-  primitive) goes through `jvp_from_gradient`.
+- `push_tangents(op, tangents)` is one step: it runs the op's JVP rule
+  (`tangents.py`, with the fallback through a gradient rule).
 - `ForwardAccumulator` (TensorFlow's `tf.autodiff.ForwardAccumulator`) is a
   recorder like a tape: `tape.record` hands it every op whose inputs carry its
   tangents, and it takes the step at once.
 - `GradientTape.jacobian` takes the same steps over the ops a tape recorded,
-  with a batch of one-hot tangents at once.
+  with a batch of one-hot tangents at once (`jacobians.py`).
 
 JVP rules are written with minitape ops, like gradient rules, so tapes record
 them: differentiating a JVP (reverse-over-forward) just works, and so does a
 JVP of a gradient (forward-over-reverse: a Hessian-vector product).
 """
 
-from . import nest, ops, registry
+from . import nest, ops
 from .context import state
-from .ops.core import tangent_batch
+from .jacobians import GradientTape, jacobian_direction  # noqa: F401  (mt.autodiff.*)
 from .registry import RegisterJVP  # noqa: F401  (`mt.autodiff.RegisterJVP`)
-from .tape import (_ALL, GradientTape, UnconnectedGradients, _run_rule,  # noqa: F401
-                   _unconnected, jacobian_direction)
-from .tensor import _TensorLike, convert_to_tensor, is_floating
-
-
-def push_tangents(op, tangents):
-    """One step of forward mode: from the tangents of the op's inputs (looked up
-    by tensor id in the dict `tangents`) compute those of its outputs, and store
-    them there. Inputs without a tangent have tangent zero."""
-    in_tangents = [tangents.get(x._id) for x in op.inputs]
-    if all(t is None for t in in_tangents):
-        return
-    for y, t in zip(op.outputs, _run_jvp(op, in_tangents)):
-        if t is not None:
-            tangents[y._id] = t
-
-
-def _run_jvp(op, tangents):
-    """Call the op's JVP rule: one tangent (or None) per output."""
-    entry = registry.lookup_jvp(op)
-    if entry is None:  # NotDifferentiable: the outputs do not move
-        return [None] * len(op.outputs)
-    rule, batch_safe = entry
-    batch = tangent_batch(op, tangents)
-    try:
-        if batch_safe or not batch:
-            return registry.checked_result(op, rule(op, *tangents), op.outputs, batch, "jvp")
-        return registry.row_by_row(op, rule, tangents, op.inputs, op.outputs, batch, "jvp")
-    except Exception as e:
-        if not getattr(e, "_mt_noted", False):
-            e.add_note(f"(raised by the JVP rule of operation '{op.name}', "
-                       f"op type {op.type})")
-            e._mt_noted = True
-        raise
-
-
-def jvp_from_gradient(op, *tangents):
-    """The JVP of an op that has only a gradient rule, from that rule
-    (TensorFlow's trick, used for custom_gradient and user primitives).
-
-    A gradient rule maps an upstream gradient u to J^T u, and that map is
-    linear in u. So s(u) = sum((J^T u) * t) = sum(u * (J t)), and the gradient
-    of s with respect to u is J t, the JVP we want, whatever u is: we take u = 0.
-    It costs a backward step through the op and a backward step through the
-    rule. Batched tangents work too: each direction gets its own row of u.
-    (A custom "gradient" that is not linear in u, such as one that clips u,
-    is not the transpose of any Jacobian; the trick then differentiates it at
-    u = 0, as TensorFlow does.)
-    """
-    batch = tangent_batch(op, tangents)
-    us = [ops.zeros(batch + y.shape, y.dtype) if is_floating(y.dtype) else None
-          for y in op.outputs]
-    watched = [u for u in us if u is not None]
-    op.needs = _ALL  # the rule must give every input's gradient
-    with GradientTape() as tape:
-        tape.watch(watched)
-        grads = _run_rule(op, us) or ()
-        terms = [ops.reduce_sum(g * t) for g, t in zip(grads, tangents)
-                 if g is not None and t is not None]
-        total = None
-        for term in terms:
-            total = term if total is None else total + term
-    if total is None:
-        return [None] * len(us)
-    found = iter(tape.gradient(total, watched))
-    return [None if u is None else next(found) for u in us]
+from .tangents import push_tangents
+from .tape import UnconnectedGradients, check_unconnected
+from .tensor import TensorLike, convert_to_tensor, is_floating
 
 
 class ForwardAccumulator:
@@ -129,7 +64,7 @@ class ForwardAccumulator:
         self._ops = _TangentPusher(self)  # where `tape.record` hands us each op
         self._primals = []
         for i, (p, t) in enumerate(zip(flat_primals, flat_tangents)):
-            if not isinstance(p, _TensorLike):
+            if not isinstance(p, TensorLike):
                 raise TypeError(f"ForwardAccumulator: primal {i} must be a tensor or "
                                 f"variable, got {type(p).__name__} {p!r}")
             if not is_floating(p.dtype):
@@ -158,10 +93,10 @@ class ForwardAccumulator:
         moves when the accumulator's primals move along their tangents. A
         tensor that does not depend on them gets None (or zeros with
         `unconnected_gradients=mt.UnconnectedGradients.ZERO`)."""
-        unconnected = _unconnected(unconnected_gradients)
+        unconnected = check_unconnected(unconnected_gradients)
 
         def tangent_of(i, t):
-            if not isinstance(t, _TensorLike):
+            if not isinstance(t, TensorLike):
                 raise TypeError(f"ForwardAccumulator.jvp: primal {i} must be a tensor or "
                                 f"variable, got {type(t).__name__} {t!r}")
             tangent = self._tangents.get(t._id)

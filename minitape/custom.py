@@ -1,6 +1,6 @@
 """Controlling gradients: stop_gradient, custom_gradient and new primitive ops.
 
-- `stop_gradient(x)` returns x's value as a fresh constant: no tape tracks it.
+- `stop_gradient(x)` (an op, in `ops/control.py`) cuts a value off from the tape.
 - `@custom_gradient` records the whole call of a function as ONE op of type
   IdentityN from its inputs to (fresh copies of) its outputs, whose gradient is
   the `grad_fn` the function returned.
@@ -14,20 +14,9 @@ import numpy as np
 
 from . import nest
 from .context import state
-from .ops.core import emit, tensor_input
-from .registry import NotDifferentiable
-from .tape import record
-from .tensor import Tensor, convert_to_tensor
-
-
-def stop_gradient(input, name=None):
-    """The same value, cut off from the tape: the op is recorded, but it is
-    NotDifferentiable, so no gradient flows back through it."""
-    x = tensor_input("stop_gradient", input)
-    return emit("StopGradient", x._value, (x,), None, name)
-
-
-NotDifferentiable("StopGradient")
+from .ops.control import stop_gradient  # noqa: F401  (mt.stop_gradient, an op)
+from .recording import record
+from .tensor import Tensor, convert_to_tensor, snapshot
 
 
 def custom_gradient(f=None):
@@ -61,7 +50,7 @@ def custom_gradient(f=None):
                 f"{[v.name for v in variables]}, so its gradient function must accept "
                 "a keyword argument `variables` and return (input_grads, variable_grads)")
         outputs = [Tensor(convert_to_tensor(y)._value) for y in nest.flatten(result)]
-        reads = [_snapshot(v) for v in variables]
+        reads = [snapshot(v) for v in variables]
         rule = _custom_rule(f.__name__, grad_fn, len(inputs), variables)
         if state.tapes:
             record("IdentityN", tuple(inputs + reads), tuple(outputs),
@@ -78,12 +67,6 @@ def _accepts_variables(fn):
         return False
     return "variables" in params or any(
         p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
-
-
-def _snapshot(variable):
-    t = Tensor.__new__(Tensor)
-    t._value, t._id = variable._value, variable._id
-    return t
 
 
 def _custom_rule(fn_name, grad_fn, n_inputs, variables):

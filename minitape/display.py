@@ -1,7 +1,9 @@
 """Looking inside a tape: what it recorded, as an HTML table or plain text.
 
 Jupyter shows a `GradientTape` with `tape_html` (its `_repr_html_`) and IPython's
-plain-text display with `tape_text`; a `Tensor` gets `tensor_html`. Every table
+plain-text display with `tape_text`; a `Tensor` gets `tensor_html`. (They are
+put in `tensor.html_views` and `text_views` at the bottom of this module, so
+the engine below never imports this one.) Every table
 lists the recorded ops in the order they ran: index, op name and type, input
 tensors (watched sources marked), output tensors, and small output values.
 
@@ -20,13 +22,14 @@ import html
 
 import numpy as np
 
-from .tensor import Variable
+from .tape import GradientTape
+from .tensor import Tensor, Variable, html_views, text_views
 
 SMALL = 6  # tensors with at most this many elements show their values
 MAX_OPS = 60  # longer tapes show their first and last MAX_OPS // 2 ops
 
 # Tints that read on light and dark backgrounds (the text colour is inherited).
-_WATCHED_BG = "rgba(230, 140, 30, 0.28)"
+WATCHED_BG = "rgba(230, 140, 30, 0.28)"
 _RULE = "rgba(127, 127, 127, 0.45)"
 
 
@@ -93,7 +96,7 @@ def _is_watched(tape, x):
     return x._id in tape._producer and tape._producer[x._id] is None
 
 
-def _input_name(x, names):
+def input_name(x, names):
     """The name of an op input; untracked inputs are constants."""
     name = names.get(x._id)
     if name is not None:
@@ -119,7 +122,7 @@ def _rows(tape, names, ops=None):
     ops = tape.operations if ops is None else ops
     rows = []
     for i, (op, name) in enumerate(zip(ops, op_names(ops))):
-        inputs = [(_input_name(x, names), shape_text(x.shape), _is_watched(tape, x),
+        inputs = [(input_name(x, names), shape_text(x.shape), _is_watched(tape, x),
                    x._id in names) for x in op.inputs]
         outputs = [(names.get(y._id, "?"), shape_text(y.shape), value_text(y._value))
                    for y in op.outputs]
@@ -172,17 +175,19 @@ def tape_text(tape, names=None, max_ops=MAX_OPS):
 # --- HTML ---------------------------------------------------------------------
 _e = html.escape
 
-_CELL = ("padding: 2px 8px; text-align: left; vertical-align: top; "
-         f"border-bottom: 1px solid {_RULE};")
-_HEAD = _CELL + " font-weight: bold;"
-_BOX = ("font-family: var(--jp-code-font-family, monospace); font-size: 12px; "
-        "line-height: 1.45; color: inherit;")
+# Inline CSS of a table cell, a header cell and the box around a table (the
+# stepper's tables use them too, so both look alike).
+CELL_STYLE = ("padding: 2px 8px; text-align: left; vertical-align: top; "
+              f"border-bottom: 1px solid {_RULE};")
+HEAD_STYLE = CELL_STYLE + " font-weight: bold;"
+BOX_STYLE = ("font-family: var(--jp-code-font-family, monospace); font-size: 12px; "
+             "line-height: 1.45; color: inherit;")
 
 
 def _badge(text, watched):
     """An input's name: tinted when it is a watched source."""
     if watched:
-        return (f'<span style="background: {_WATCHED_BG}; border-radius: 3px; '
+        return (f'<span style="background: {WATCHED_BG}; border-radius: 3px; '
                 f'padding: 0 3px;" title="watched source">{_e(text)}</span>')
     return _e(text)
 
@@ -201,7 +206,7 @@ def tape_html(tape, names=None, max_ops=MAX_OPS):
     """The tape as an HTML table (for Jupyter): one row per recorded op (the
     first and last max_ops // 2 of a longer tape; None shows them all)."""
     names_ = tensor_names(tape, names)
-    parts = [f'<div style="{_BOX}">',
+    parts = [f'<div style="{BOX_STYLE}">',
              f'<div style="margin-bottom: 3px;"><b>{_e(_header_text(tape))}</b></div>']
     watched = _watched_list(tape, names_)
     if watched:
@@ -213,23 +218,23 @@ def tape_html(tape, names=None, max_ops=MAX_OPS):
         return "".join(parts)
     parts.append('<table style="border-collapse: collapse; margin: 0;">')
     parts.append("<thead><tr>" + "".join(
-        f'<th style="{_HEAD}">{h}</th>' for h in ("#", "op", "type", "inputs", "outputs"))
+        f'<th style="{HEAD_STYLE}">{h}</th>' for h in ("#", "op", "type", "inputs", "outputs"))
         + "</tr></thead><tbody>")
     n_ops = len(rows)
     for r in _shortened(rows, max_ops):
         if r is None:
-            parts.append(f'<tr><td style="{_CELL}">&hellip;</td><td colspan="4" '
-                         f'style="{_CELL}"><i>{n_ops - 2 * (max_ops // 2)} more ops '
+            parts.append(f'<tr><td style="{CELL_STYLE}">&hellip;</td><td colspan="4" '
+                         f'style="{CELL_STYLE}"><i>{n_ops - 2 * (max_ops // 2)} more ops '
                          "(tape_html(tape, max_ops=None) shows them all)</i></td></tr>")
             continue
         ins = "<br>".join(_tensor_cell(n, s, watched=w, muted=not known)
                           for n, s, w, known in r["inputs"])
         outs = "<br>".join(_tensor_cell(n, s, value=v) for n, s, v in r["outputs"])
         parts.append(
-            f'<tr><td style="{_CELL}">{r["index"]}</td>'
-            f'<td style="{_CELL}">{_e(r["name"])}</td>'
-            f'<td style="{_CELL}">{_e(r["type"])}</td>'
-            f'<td style="{_CELL}">{ins}</td><td style="{_CELL}">{outs}</td></tr>')
+            f'<tr><td style="{CELL_STYLE}">{r["index"]}</td>'
+            f'<td style="{CELL_STYLE}">{_e(r["name"])}</td>'
+            f'<td style="{CELL_STYLE}">{_e(r["type"])}</td>'
+            f'<td style="{CELL_STYLE}">{ins}</td><td style="{CELL_STYLE}">{outs}</td></tr>')
     parts.append("</tbody></table>")
     parts.append(f'<div style="opacity: 0.75; margin-top: 2px;">'
                  f'{_badge("tinted", True)} = watched source; const = a value no tape '
@@ -241,7 +246,7 @@ def tensor_html(t):
     """A tensor as HTML: shape and dtype, then its values (NumPy's print options)."""
     v = t._value
     text = str(v[()]) if v.ndim == 0 else np.array2string(v, separator=" ")
-    return (f'<div style="{_BOX}"><b>mt.Tensor</b> '
+    return (f'<div style="{BOX_STYLE}"><b>mt.Tensor</b> '
             f'<span style="opacity: 0.75;">shape={_e(shape_text(t.shape))} '
             f"dtype={_e(str(t.dtype))}</span>"
             f'<pre style="margin: 2px 0; padding: 0; background: transparent; '
@@ -272,7 +277,7 @@ def _tapes_rows(tapes, names):
     recorded = {k: {op.seq for op in t.operations} for k, t in tapes.items()}
     rows = []
     for op, name in zip(ops, op_names(ops)):
-        ins = ", ".join(f"{_input_name(x, names_)} {shape_text(x.shape)}" for x in op.inputs)
+        ins = ", ".join(f"{input_name(x, names_)} {shape_text(x.shape)}" for x in op.inputs)
         outs = ", ".join(f"{names_.get(y._id, '?')} {shape_text(y.shape)}" for y in op.outputs)
         rows.append((name, op.type, ins, outs, [op.seq in recorded[k] for k in tapes]))
     return list(tapes), rows
@@ -299,14 +304,14 @@ def tapes_html(tapes, names=None):
     """Which tape recorded which op, as an HTML table with a check per tape."""
     keys, rows = _tapes_rows(tapes, names)
     head = ["op", "type", "inputs", "outputs"] + keys
-    parts = [f'<div style="{_BOX}"><table style="border-collapse: collapse; margin: 0;">',
-             "<thead><tr>" + "".join(f'<th style="{_HEAD}">{_e(h)}</th>' for h in head)
+    parts = [f'<div style="{BOX_STYLE}"><table style="border-collapse: collapse; margin: 0;">',
+             "<thead><tr>" + "".join(f'<th style="{HEAD_STYLE}">{_e(h)}</th>' for h in head)
              + "</tr></thead><tbody>"]
     for name, typ, ins, outs, seen in rows:
         cells = [_e(name), _e(typ), _e(ins), _e(outs)]
         cells += ["&#10003;" if s else '<span style="opacity: 0.5;">&ndash;</span>'
                   for s in seen]
-        parts.append("<tr>" + "".join(f'<td style="{_CELL}">{c}</td>' for c in cells)
+        parts.append("<tr>" + "".join(f'<td style="{CELL_STYLE}">{c}</td>' for c in cells)
                      + "</tr>")
     parts.append("</tbody></table></div>")
     return "".join(parts)
@@ -324,3 +329,9 @@ class TapesView:
 
     def __repr__(self):
         return tapes_text(self.tapes, self.names)
+
+
+# Jupyter's rich display of tensors and tapes (see the module docstring).
+html_views[Tensor] = tensor_html
+html_views[GradientTape] = tape_html
+text_views[GradientTape] = tape_text

@@ -47,8 +47,8 @@ import numpy as np
 
 from . import nest, registry
 from .context import state
-from .tape import Operation, record
-from .tensor import Tensor, TensorSpec, Variable, _TensorLike, convert_to_tensor
+from .recording import Operation, record
+from .tensor import Tensor, TensorLike, TensorSpec, Variable, convert_to_tensor
 
 __all__ = ["function", "Function", "ConcreteFunction", "Graph", "Node", "Ref", "run_graph",
            "register_gradient_graph", "GRADIENT_GRAPHS", "OPS"]
@@ -614,7 +614,7 @@ class _Tracer:
         def leaf(x):
             if x is None:
                 return None
-            if isinstance(x, _TensorLike):
+            if isinstance(x, TensorLike):
                 return ref(x)
             if isinstance(x, (bool, int, float, complex, np.ndarray, np.generic)):
                 return Ref("c", _frozen(convert_to_tensor(x)._value))
@@ -894,7 +894,7 @@ def split_arguments(values, signature, where):
         if spec is not None:
             raise TypeError(f"{where}: argument {v!r} does not match the input_signature "
                             f"{spec!r}")
-        if isinstance(v, (_TensorLike, np.ndarray, np.generic)):
+        if isinstance(v, (TensorLike, np.ndarray, np.generic)):
             return tensor_leaf(convert_to_tensor(v))
         if isinstance(v, TensorSpec):
             return tensor_leaf(_convert_to_spec(v, v, where))

@@ -11,8 +11,10 @@ users are assumed not to, and the tape calls them one row at a time.
 
 Forward mode has a second, smaller registry: `RegisterJVP("Sin")` registers
 `jvp(op, *input_tangents) -> output tangent(s)`, the Jacobian-vector product of
-one op (see `autodiff.py`). An op type with a gradient rule but no JVP rule
-still works in forward mode, through its gradient rule (`lookup_jvp`).
+one op (see `tangents.py`). An op type with a gradient rule but no JVP rule
+still works in forward mode, through its gradient rule (`tangents.py` does that).
+
+This module imports nothing: it is a table that the ops fill in when imported.
 """
 
 _rules = {}  # op type -> (function, batch_safe), or None for NotDifferentiable
@@ -96,9 +98,11 @@ def lookup(op):
     TensorFlow's graphs. Every other op uses the rule registered for its type.
     """
     attrs = op.attrs
-    if attrs and "_custom_rule" in attrs:
-        return attrs["_custom_rule"], False
-    key = attrs.get("_gradient_op_type", op.type) if attrs else op.type
+    key = op.type
+    if attrs:
+        if "_custom_rule" in attrs:
+            return attrs["_custom_rule"], False
+        key = attrs.get("_gradient_op_type", key)
     try:
         return _rules[key]
     except KeyError:
@@ -107,91 +111,17 @@ def lookup(op):
 
 
 def lookup_jvp(op):
-    """(jvp rule, batch_safe) for a recorded op, or None if it is not differentiable.
-
-    An op with a JVP rule uses it. One without (a custom_gradient call, a user's
-    primitive with only a gradient rule) gets `autodiff.jvp_from_gradient`,
-    which works through its gradient rule. An op with neither raises LookupError.
-    """
+    """(jvp rule, batch_safe) registered for a recorded op, or None if it has no
+    JVP rule of its own (a custom_gradient call, a user's primitive with only a
+    gradient rule, an op traced into a function): forward mode then works
+    through its gradient rule (`tangents.jvp_from_gradient`)."""
     attrs = op.attrs
-    if not (attrs and ("_custom_rule" in attrs or "_gradient_op_type" in attrs)):
-        entry = _jvp_rules.get(op.type)
-        if entry is not None:
-            return entry
-    try:
-        gradient = lookup(op)
-    except LookupError as e:
-        raise LookupError(f"{e}; forward mode needs a JVP rule "
-                          "(mt.autodiff.RegisterJVP) or a gradient (mt.RegisterGradient)"
-                          ) from None
-    if gradient is None:  # NotDifferentiable: the tangent is zero
+    if attrs and ("_custom_rule" in attrs or "_gradient_op_type" in attrs):
         return None
-    from .autodiff import jvp_from_gradient
-    return jvp_from_gradient, True
+    return _jvp_rules.get(op.type)
 
 
 def batch_ndim(op, grad):
     """How many leading batch dims the upstream `grad` carries (0 for a plain
     gradient, 1 inside a vectorised jacobian)."""
     return grad.ndim - op.outputs[0].ndim
-
-
-
-# --- calling a rule whose output we cannot trust ----------------------------------
-# Built-in rules are trusted. User rules (custom gradients, RegisterGradient and
-# RegisterJVP without batch_safe) get their results checked, and when the walk
-# carries a batch (vectorised jacobians) they are called one row at a time.
-
-_KINDS = {"gradient": ("gradient function", "gradient", "input"),
-          "jvp": ("JVP rule", "tangent", "output")}
-
-
-def checked_result(op, result, like, batch_shape, kind):
-    """Normalise a rule's result to one value per entry of `like` (the op's
-    inputs for a gradient rule, its outputs for a JVP rule), and say clearly
-    which op is wrong when a rule returns the wrong count, shape or dtype."""
-    from .ops import convert_to_tensor
-    from .tensor import Tensor, is_floating
-    rule_name, noun, side = _KINDS[kind]
-    values = list(result) if isinstance(result, (list, tuple)) else [result]
-    if len(values) != len(like):
-        raise ValueError(
-            f"the {rule_name} of operation '{op.name}' (op type: {op.type}) returned "
-            f"{len(values)} {noun}(s), but the op has {len(like)} {side}(s) with shapes "
-            f"{[x.shape for x in like]}")
-    for i, (v, x) in enumerate(zip(values, like)):
-        if v is None:
-            continue
-        if not is_floating(x.dtype):
-            values[i] = None  # integer tensors have no gradient and do not move
-            continue
-        if type(v) is not Tensor:
-            v = values[i] = convert_to_tensor(v, dtype=x.dtype)
-        if v.shape != batch_shape + x.shape or v.dtype != x.dtype:
-            raise ValueError(
-                f"the {rule_name} of operation '{op.name}' (op type: {op.type}) returned "
-                f"a {noun} of shape {v.shape} and dtype {v.dtype} for {side} {i}, which "
-                f"needs shape {batch_shape + x.shape} and dtype {x.dtype}")
-    return values
-
-
-def row_by_row(op, rule, args, arg_like, result_like, batch_shape, kind):
-    """Apply a rule that knows only one upstream gradient (or tangent) at a time
-    to each row of a batch of them, and stack the rows back together."""
-    import math
-
-    from . import ops
-    n = math.prod(batch_shape)
-    flat = [None if a is None else ops.reshape(a, (n,) + x.shape)
-            for a, x in zip(args, arg_like)]
-    rows = [checked_result(op, rule(op, *[None if a is None else a[i] for a in flat]),
-                           result_like, (), kind) for i in range(n)]
-    stacked = []
-    for k, x in enumerate(result_like):
-        column = [r[k] for r in rows]
-        if all(v is None for v in column):
-            stacked.append(None)
-            continue
-        column = [ops.zeros(x.shape, x.dtype) if v is None else v for v in column]
-        stacked.append(ops.reshape(ops.stack(column), batch_shape + x.shape))
-    return stacked

@@ -25,7 +25,12 @@ int64 = np.dtype("int64")
 bool_ = np.dtype("bool")
 string = np.dtype("str")
 
-_new_id = itertools.count(1).__next__
+new_id = itertools.count(1).__next__  # every Tensor and Variable gets a fresh id
+
+# How Jupyter shows a Tensor or a GradientTape. display.py, several layers above,
+# puts its views here when it is imported, so the values layer never imports it.
+html_views = {}  # class -> function(obj) returning HTML
+text_views = {}  # class -> function(obj) returning plain text (IPython's pretty printer)
 
 
 def as_dtype(dtype):
@@ -37,7 +42,7 @@ def is_floating(dtype):
     return dtype.kind in "fc"
 
 
-class _TensorLike:
+class TensorLike:
     """What a Tensor and a Variable share: properties, printing, conversions."""
 
     __slots__ = ()
@@ -127,7 +132,7 @@ def _dtype_name(dtype):
     return "string" if dtype.kind in "US" else str(dtype)
 
 
-class Tensor(_TensorLike):
+class Tensor(TensorLike):
     """An immutable value that tapes can record. Make one with `mt.constant`."""
 
     __slots__ = ("_value", "_id")
@@ -135,11 +140,11 @@ class Tensor(_TensorLike):
     def __init__(self, value):
         # Internal: `value` is already a NumPy array or scalar owned by this tensor.
         self._value = value
-        self._id = _new_id()
+        self._id = new_id()
 
     def _repr_html_(self):
-        from .display import tensor_html
-        return tensor_html(self)
+        view = html_views.get(Tensor)
+        return None if view is None else view(self)
 
     def __repr__(self):
         return f"<mt.Tensor: shape={self.shape}, dtype={_dtype_name(self.dtype)}, " \
@@ -152,7 +157,7 @@ class Tensor(_TensorLike):
         return f"mt.Tensor({text}, shape={self.shape}, dtype={_dtype_name(self.dtype)})"
 
 
-class Variable(_TensorLike):
+class Variable(TensorLike):
     """A mutable value (model weights). Ops read it as a Tensor snapshot."""
 
     __slots__ = ("_value", "_id", "trainable", "_name", "__weakref__")
@@ -162,7 +167,7 @@ class Variable(_TensorLike):
         if callable(initial_value):
             initial_value = initial_value()
         self._value = _frozen(_to_numpy(initial_value, as_dtype(dtype), "Variable"))
-        self._id = _new_id()
+        self._id = new_id()
         self.trainable = bool(trainable)
         if name is None:
             n = next(Variable._count)
@@ -175,11 +180,8 @@ class Variable(_TensorLike):
 
     def read_value(self):
         """A Tensor snapshot of the current value (tapes may watch this read)."""
-        t = Tensor.__new__(Tensor)
-        t._value = self._value
-        t._id = self._id
         variable_accessed(self)
-        return t
+        return snapshot(self)
 
     def value(self):
         return self.read_value()
@@ -223,6 +225,15 @@ class Variable(_TensorLike):
     __str__ = __repr__
 
 
+def snapshot(variable):
+    """The variable's value as a Tensor with the variable's id, without counting
+    as an access (asking for a gradient, or recording a custom gradient's reads,
+    is not a read that tapes should watch)."""
+    t = Tensor.__new__(Tensor)
+    t._value, t._id = variable._value, variable._id
+    return t
+
+
 class _Ref:
     """Hashable wrapper (TensorFlow's `tensor.ref()`): compares by identity."""
 
@@ -250,7 +261,7 @@ def _frozen(array):
 def _to_numpy(value, dtype, what):
     """NumPy value for `value`, with TensorFlow's defaults for Python numbers:
     floats become float32 and ints int32; NumPy arrays keep their dtype."""
-    if isinstance(value, _TensorLike):
+    if isinstance(value, TensorLike):
         array = value._value
         if isinstance(value, Variable):
             value.read_value()  # reading a variable is an access a tape may watch

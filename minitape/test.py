@@ -12,7 +12,8 @@ import warnings
 import numpy as np
 
 from . import nest
-from .tape import GradientTape, UnconnectedGradients
+from .jacobians import GradientTape
+from .tape import UnconnectedGradients
 from .tensor import constant, convert_to_tensor, float64
 
 _ZERO = UnconnectedGradients.ZERO

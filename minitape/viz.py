@@ -30,7 +30,9 @@ sources' remain) or a `StepperState` (with `step=k` to draw step k).
 """
 import numpy as np
 
+from . import nest
 from .display import shape_text, tensor_names, value_text
+from .stepping import StepperState
 
 # Geometry in data units; one unit is drawn as SCALE inches.
 DX, DY = 3.0, 1.15      # column and row spacing
@@ -106,8 +108,6 @@ class TapeLayout:
 def layout_tape(tape, target=None, constants=True, names=None):
     """Place the tape's recorded graph in columns and rows (no drawing).
     `names={'x': x}` labels sources by your names."""
-    from . import nest
-
     ops = tape.operations
     names = tensor_names(tape, names)
     producer = tape._producer
@@ -294,7 +294,7 @@ def _point_on_edge(start, end, rad, t):
 def _smooth_path(points):
     """A path through the middles of the hops, bending at each waypoint (a
     quadratic B-spline), with straight ends at the boxes."""
-    from matplotlib.path import Path
+    from matplotlib.path import Path  # lazy: matplotlib only when drawing
 
     verts, codes = [points[0]], [Path.MOVETO]
     mids = [((x0 + x1) / 2, (y0 + y1) / 2) for (x0, y0), (x1, y1) in zip(points, points[1:])]
@@ -355,6 +355,7 @@ def draw_tape(tape, target=None, grads=None, ax=None, sources=None, step=None,
     `constants=False` leaves out untracked inputs. The layout (a TapeLayout)
     is `ax.minitape_layout`.
     """
+    # lazy: matplotlib only when drawing (the layout above needs none)
     import matplotlib.pyplot as plt
     from matplotlib.lines import Line2D
     from matplotlib.patches import FancyArrowPatch, FancyBboxPatch, Patch
@@ -362,7 +363,6 @@ def draw_tape(tape, target=None, grads=None, ax=None, sources=None, step=None,
     if grads is None and sources is not None:
         if target is None:
             raise ValueError("draw_tape: pass the target along with the sources")
-        from .widgets.stepper import StepperState
         grads = StepperState(tape, target, sources, names=names).run_all()
     layout = layout_tape(tape, target, constants, names)
     _gradient_texts(layout, grads, step)

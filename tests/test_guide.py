@@ -205,7 +205,7 @@ def test_input_gradient_regularization():
         # not the variables.
         with mt.GradientTape(watch_accessed_variables=False) as t1:
             t1.watch(x)
-            y = layer(x)
+            y = layer(x)  # noqa: F841  (the guide's cell, as written)
             out = mt.reduce_sum(layer(x)**2)
         # 1. Calculate the input gradient.
         g1 = t1.gradient(out, x)

@@ -2,6 +2,7 @@
 Tensor and Variable get from them."""
 from ..tensor import Tensor, Variable, convert_to_tensor  # noqa: F401
 from .clip import clip_by_norm, clip_by_value  # noqa: F401
+from .control import stop_gradient  # noqa: F401
 from .creation import eye, fill, linspace, ones, ones_like, range, zeros, zeros_like  # noqa: F401
 from .elementwise import (abs, add, cast, cos, divide, equal, exp, floor,  # noqa: F401
                           greater, greater_equal, less, less_equal, log, maximum,

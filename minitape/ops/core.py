@@ -3,8 +3,8 @@ and shaping tangents for forward-mode rules."""
 import numpy as np
 
 from ..context import state
-from ..tape import record
-from ..tensor import Tensor, Variable, _new_id, convert_to_tensor, operand
+from ..recording import record
+from ..tensor import Tensor, Variable, convert_to_tensor, new_id, operand
 
 _new_tensor = Tensor.__new__
 
@@ -13,7 +13,7 @@ def emit(op_type, value, inputs, attrs=None, name=None):
     """Wrap an op's NumPy result in a Tensor and let the active tapes record it."""
     out = _new_tensor(Tensor)  # Tensor(value) without the __init__ call: every op
     out._value = value         # passes here, so these ~50 ns add up
-    out._id = _new_id()
+    out._id = new_id()
     if state.tapes:
         record(op_type, inputs, (out,), attrs, name)
     return out

@@ -11,6 +11,7 @@ the JVP is the same formula as the gradient.
 import numpy as np
 
 from ..registry import RegisterGradient, RegisterJVP
+from .control import stop_gradient
 from .core import emit, float_input
 from .elementwise import exp, greater, log, where
 from .reductions import reduce_max, reduce_sum
@@ -101,6 +102,5 @@ RegisterJVP("Softmax", batch_safe=True)(_softmax_grad)
 
 def log_softmax(logits, axis=-1, name=None):
     x = float_input("log_softmax", logits)
-    from ..custom import stop_gradient  # custom.py imports the ops: import it late
     shifted = x - stop_gradient(reduce_max(x, axis=int(axis), keepdims=True))
     return shifted - log(reduce_sum(exp(shifted), axis=axis, keepdims=True))

@@ -24,7 +24,7 @@ import numpy as np
 from .. import ops
 from ..autodiff import ForwardAccumulator
 from ..context import state
-from ..tape import GradientTape, jacobian_direction
+from ..jacobians import GradientTape, jacobian_direction
 from .jacobians import _interactive, _show
 
 __all__ = ["count_numbers", "jacobian_work", "jacobian_time", "tanh_layer",

@@ -1,0 +1,251 @@
+"""Jacobians: every row of a gradient at once, or every column of forward mode.
+
+`tape.jacobian(y, x)` is the full Jacobian, shape `y.shape + x.shape`. It is
+built in one of two directions, with equal results (to rounding):
+- reverse: one backward walk per *row*, that is per element of the target,
+  starting from an upstream gradient that is 1 at that element (`tape.py`);
+- forward: one forward sweep over the recorded ops per *column*, that is per
+  element of a source, starting from a tangent that is 1 there (`tangents.py`).
+Rows (or columns) travel together as a leading batch dimension, in chunks, so
+one walk does the work of many and memory stays bounded.
+
+`jacobian` and `batch_jacobian` are methods of `GradientTape`, as in
+TensorFlow. They are defined here, where both directions are available, and
+attached to the one GradientTape class at the bottom of this module (tape.py
+cannot import this module: it sits below forward mode).
+"""
+import math
+
+import numpy as np
+
+from . import nest, ops
+from .recording import marks, rollback
+from .tangents import push_tangents
+from .backward import ops_between
+from .tape import (GradientTape, UnconnectedGradients, as_sources, as_targets,
+                   check_unconnected, result_or_zeros)
+from .tensor import Tensor, TensorLike
+
+
+def jacobian(self, target, sources, unconnected_gradients=UnconnectedGradients.NONE,
+             parallel_iterations=None, experimental_use_pfor=True,
+             experimental_direction="auto"):
+    """The full Jacobian: for each source, shape `target.shape + source.shape`.
+
+    It is built in one of two directions, with equal results (to rounding):
+    - reverse: one backward walk per *row*, that is per element of the
+      target, starting from an upstream gradient that is 1 at that element;
+    - forward: one forward sweep over the recorded ops per *column*, that is
+      per element of a source, starting from a tangent that is 1 there.
+    `experimental_direction="auto"` (the default) sweeps forward when the
+    sources have clearly fewer elements than the target (twice the sum of
+    their sizes is less than the target's size: `jacobian_direction`),
+    else walks backward; "forward" or "reverse" forces one.
+
+    With `experimental_use_pfor=True` the rows (or columns) travel together
+    as a leading batch dimension, in chunks of `parallel_iterations` of
+    them (by default as many as keep each batched tensor under
+    `_CHUNK_ELEMENTS` numbers). With False it loops, one walk per row or
+    column.
+    """
+    self._check_usable("jacobian")
+    unconnected = check_unconnected(unconnected_gradients)
+    if not isinstance(target, TensorLike):
+        raise TypeError(f"jacobian: target must be a single tensor, got a "
+                        f"{type(target).__name__}; call jacobian once per target "
+                        "or mt.stack the targets first")
+    (target,) = as_targets([target], "jacobian", "target")
+    flat_sources = as_sources(sources, "jacobian")
+    tshape = target.shape
+    n_in = sum(s.size for s in flat_sources)
+    results = []
+    if _pick_direction(experimental_direction, n_in, target.size, "jacobian") == "forward":
+        # Column j of source s: the tangent of the target when s moves along
+        # its j-th element. Stacked: (s.size,) + tshape; move that axis last.
+        for s in flat_sources:
+            columns = _stacked_tangents(self, 
+                target, s, _OneHot(s.shape, s.dtype), s.size, unconnected,
+                parallel_iterations, experimental_use_pfor)
+            results.append(None if columns is None else ops.reshape(
+                _axis_to_end(columns), tshape + s.shape))
+    else:
+        rows = _stacked_gradients(self, 
+            target, _OneHot(tshape, target.dtype), target.size, flat_sources,
+            unconnected, parallel_iterations, experimental_use_pfor)
+        results = [None if r is None else ops.reshape(r, tshape + s.shape)
+                   for r, s in zip(rows, flat_sources)]
+    self._release()
+    return nest.pack_like(sources, results)
+
+def batch_jacobian(self, target, source, unconnected_gradients=UnconnectedGradients.NONE,
+                   parallel_iterations=None, experimental_use_pfor=True,
+                   experimental_direction="reverse"):
+    """Per-example Jacobians: target (b, ...), source (b, ...) ->
+    (b,) + target.shape[1:] + source.shape[1:].
+
+    Row k of the upstream is 1 at output element k of *every* example, so the
+    result is d(sum over the batch of y[:, k])/dx. That equals the
+    per-example Jacobian only when examples do not interact.
+
+    `experimental_direction="forward"` (or "auto", which chooses as
+    `jacobian` does, by the sizes of one example) sweeps tangents forward
+    instead: column j is 1 at input element j of every example, which gives
+    the same per-example Jacobian when examples do not interact. When they
+    do (BatchNormalization in training), the two directions answer
+    different questions, so the default stays TensorFlow's reverse mode.
+    """
+    self._check_usable("batch_jacobian")
+    unconnected = check_unconnected(unconnected_gradients)
+    (target,) = as_targets([target], "batch_jacobian", "target")
+    (source,) = as_sources([source], "batch_jacobian")
+    if target.ndim < 1 or source.ndim < 1 or target.shape[0] != source.shape[0]:
+        raise ValueError(
+            f"batch_jacobian: the first (batch) dimensions of the target {target.shape} "
+            f"and the source {source.shape} must be equal")
+    b, ttail, stail = target.shape[0], target.shape[1:], source.shape[1:]
+    m, n = math.prod(ttail), math.prod(stail)
+    direction = _pick_direction(experimental_direction, n, m, "batch_jacobian")
+    result = None
+    if direction == "forward":
+        columns = _stacked_tangents(self, 
+            target, source, _OneHot(stail, source.dtype, b), n, unconnected,
+            parallel_iterations, experimental_use_pfor)
+        if columns is not None:  # (n, b) + ttail -> (b,) + ttail + stail
+            result = ops.reshape(_axis_to_end(columns), (b,) + ttail + stail)
+    else:
+        (rows,) = _stacked_gradients(self, 
+            target, _OneHot(ttail, target.dtype, b), m, [source], unconnected,
+            parallel_iterations, experimental_use_pfor)
+        if rows is not None:  # (m, b) + stail -> (b,) + ttail + stail
+            perm = (1, 0) + tuple(range(2, rows.ndim))
+            result = ops.reshape(ops.transpose(rows, perm), (b,) + ttail + stail)
+    self._release()
+    return result
+
+
+def _stacked_gradients(tape, target, seeds, n, sources, unconnected, chunk, use_pfor):
+    """Reverse mode: for each source, the gradients of the target for the n
+    upstream rows `seeds(start, stop)`, stacked to (n,) + source.shape, or
+    None if the source is unconnected."""
+    batched, steps = _steps(n, chunk, use_pfor, tape._ops)
+    pieces = []
+    for start, stop in steps:
+        rows = seeds(start, stop)
+        grads = tape._backward([target], [Tensor(rows if batched else rows[0])], sources)
+        batch_shape = (stop - start,) if batched else ()
+        pieces.append([result_or_zeros(grads, s, unconnected, batch_shape) for s in sources])
+    return [_join([p[k] for p in pieces], batched) for k in range(len(sources))]
+
+
+def _stacked_tangents(tape, target, source, seeds, n, unconnected, chunk, use_pfor):
+    """Forward mode: the tangents of the target for the n tangents of the
+    source `seeds(start, stop)`, stacked to (n,) + target.shape, or None if
+    the target does not depend on the source.
+
+    Each sweep runs the JVP rules of the recorded ops that lie between the
+    source and the target, in the order they ran."""
+    path, _, _ = ops_between(tape._producer, [target._id], {source._id})
+    batched, steps = _steps(n, chunk, use_pfor, path)
+    pieces = []
+    for start, stop in steps:
+        columns = seeds(start, stop)
+        seed = Tensor(columns if batched else columns[0])
+        tangents = _forward_sweep(tape, path, {source._id: seed})
+        t = tangents.get(target._id)
+        if t is None and unconnected == UnconnectedGradients.ZERO:
+            batch_shape = (stop - start,) if batched else ()
+            t = ops.zeros(batch_shape + target.shape, target.dtype)
+        pieces.append(t)
+    return _join(pieces, batched)
+
+
+def _forward_sweep(tape, path, tangents):
+    """Run one forward sweep; if it fails, leave every tape as it was."""
+    if not tape._persistent:
+        tape._stop()
+    before = marks()
+    try:
+        for op in path:
+            push_tangents(op, tangents)
+        return tangents
+    except BaseException:
+        rollback(before)
+        raise
+
+
+_CHUNK_ELEMENTS = 2 ** 22  # numbers per batched tensor (16 MB of float32) in a jacobian
+
+
+def jacobian_direction(n_inputs, n_outputs):
+    """The direction `jacobian(..., experimental_direction="auto")` takes for a
+    Jacobian with `n_outputs` rows and `n_inputs` columns.
+
+    Reverse mode costs one backward walk per row, forward mode one sweep per
+    column, and a walk and a sweep cost about the same; so forward mode wins
+    when there are fewer columns. "auto" goes forward only when that clearly
+    saves work (twice as many rows as columns): near the tie the better-trodden
+    backward walk is kept.
+    """
+    return "forward" if 2 * n_inputs < n_outputs else "reverse"
+
+
+def _pick_direction(choice, n_in, n_out, method):
+    if choice == "auto":
+        return jacobian_direction(n_in, n_out)
+    if choice in ("forward", "reverse"):
+        return choice
+    raise ValueError(f"{method}: experimental_direction must be 'auto', 'forward' or "
+                     f"'reverse', got {choice!r}")
+
+
+class _OneHot:
+    """Rows start..stop of an identity matrix, each reshaped to `shape`: the
+    one-hot seeds of a Jacobian, made a chunk at a time so memory stays
+    bounded. With `batch`, each row is repeated over a leading batch axis of
+    that size (batch_jacobian: the same element of every example)."""
+
+    def __init__(self, shape, dtype, batch=None):
+        self.shape, self.dtype, self.batch = shape, dtype, batch
+
+    def __call__(self, start, stop):
+        k = stop - start
+        rows = np.eye(k, math.prod(self.shape), start, self.dtype)  # 1 at (i, start + i)
+        if self.batch is None:
+            return rows.reshape((k,) + self.shape)
+        return np.broadcast_to(rows.reshape((k, 1) + self.shape),
+                               (k, self.batch) + self.shape)
+
+
+def _steps(n, chunk, use_pfor, recorded):
+    """How to cover the n rows (or columns) of a Jacobian: (batched, [(start,
+    stop), ...]). Without pfor, one step per row and no batch axis. With pfor,
+    chunks of `chunk` rows, by default as many as keep the largest batched
+    tensor (one row of it as large as the largest recorded tensor) under
+    _CHUNK_ELEMENTS numbers."""
+    if not use_pfor and n > 0:
+        return False, [(i, i + 1) for i in range(n)]
+    if chunk is None:
+        largest = max((y._value.size for op in recorded for y in op.outputs), default=1)
+        chunk = _CHUNK_ELEMENTS // max(largest, 1)
+    chunk = max(1, int(chunk))
+    return True, [(start, min(start + chunk, n)) for start in range(0, n, chunk)] or [(0, 0)]
+
+
+def _join(pieces, batched):
+    """One result from the results of the steps: concatenated chunks, or
+    stacked rows; None when the first is None (unconnected, hence all)."""
+    if pieces[0] is None:
+        return None
+    if not batched:
+        return ops.stack(pieces)
+    return pieces[0] if len(pieces) == 1 else ops.concat(pieces, axis=0)
+
+
+def _axis_to_end(t):
+    """Move axis 0 to the end: (n,) + shape -> shape + (n,)."""
+    return ops.transpose(t, tuple(range(1, t.ndim)) + (0,))
+
+
+# The two methods of GradientTape that need both directions (see the docstring).
+GradientTape.jacobian = jacobian
+GradientTape.batch_jacobian = batch_jacobian

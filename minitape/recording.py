@@ -1,0 +1,89 @@
+"""Recording: every op, once computed, is offered to the tapes active in this thread.
+
+Each active tape checks whether any input is something it tracks (a watched
+tensor or variable, or the output of an op it recorded); if so it appends the op
+and starts tracking the outputs. So a tape holds exactly the ops that lie
+downstream of what it watches, in the order they ran, and nothing else.
+
+A recorder is anything in `context.state.tapes` with two attributes: `_ops`
+(where recorded ops are appended) and `_producer` (a dict from tracked tensor
+id to the op that made it, None for a watched source). GradientTape and
+ForwardAccumulator are the two recorders.
+"""
+import itertools
+
+from .context import state
+
+_next_seq = itertools.count().__next__
+
+
+class AllInputs:
+    """`needs` of an op outside any backward walk: every input needs a gradient."""
+
+    def __getitem__(self, i):
+        return True
+
+
+ALL_INPUTS = AllInputs()
+
+
+class Operation:
+    """One recorded call of an op: its type, inputs, outputs and attributes.
+
+    Gradient rules read `op.inputs`, `op.outputs` and `op.get_attr(name)`.
+    """
+
+    __slots__ = ("type", "name", "inputs", "outputs", "attrs", "seq", "needs")
+
+    def __init__(self, op_type, inputs, outputs, attrs=None, name=None):
+        self.type = op_type
+        self.name = name or op_type
+        self.inputs = inputs
+        self.outputs = outputs
+        self.attrs = attrs
+        self.seq = _next_seq()  # creation order: a topological order of all ops
+        # Set by the backward walk just before this op's rule runs: needs[i] is
+        # False when input i leads to no source, so a rule may skip that gradient
+        # (TensorFlow's `skip_input_indices`). All True outside a walk.
+        self.needs = ALL_INPUTS
+
+    def get_attr(self, name):
+        return self.attrs[name]
+
+    def __repr__(self):
+        ins = ", ".join(str(x.shape) for x in self.inputs)
+        outs = ", ".join(str(y.shape) for y in self.outputs)
+        return f"<Operation {self.name!r} type={self.type} inputs=[{ins}] outputs=[{outs}]>"
+
+
+def record(op_type, inputs, outputs, attrs=None, name=None):
+    """Give a finished op to every active tape that tracks one of its inputs."""
+    op = None
+    for tape in state.tapes:
+        producer = tape._producer
+        for x in inputs:
+            if x._id in producer:
+                break
+        else:
+            continue
+        if op is None:
+            op = Operation(op_type, inputs, outputs, attrs, name)
+        tape._ops.append(op)
+        for y in outputs:
+            producer[y._id] = op
+    return op
+
+
+def marks():
+    """Where every active tape's record ends now (for `rollback`)."""
+    return [(tape, len(tape._ops)) for tape in state.tapes]
+
+
+def rollback(marks):
+    """Undo what the tapes recorded after `marks()`: a failed computation
+    leaves every tape as it was."""
+    for tape, n in marks:
+        for op in tape._ops[n:]:
+            for y in op.outputs:
+                tape._producer.pop(y._id, None)
+        del tape._ops[n:]

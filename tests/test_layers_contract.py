@@ -1,0 +1,45 @@
+"""The README's reading order is true: every module's line count, and the core's total."""
+import pathlib
+import re
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+CORE_ROWS = 5  # "The first five rows are the reverse-mode core"
+CORE_LIMIT = 800
+
+
+def _lines(path):
+    files = sorted(path.glob("*.py")) if path.is_dir() else [path]
+    return sum(len(f.read_text(encoding="utf-8").splitlines()) for f in files)
+
+
+def _table():
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    rows = re.findall(r"^\| `(minitape/[^`]*)` \| (\d+) \|", text, re.MULTILINE)
+    total = re.search(r"they add\s+up to (\d+) lines", text)
+    return rows, int(total.group(1))
+
+
+def test_readme_line_counts_are_true():
+    rows, _ = _table()
+    assert len(rows) > CORE_ROWS
+    wrong = [f"{path}: README says {n}, it has {_lines(ROOT / path)}"
+             for path, n in rows if _lines(ROOT / path) != int(n)]
+    assert not wrong, "update the README's reading order:\n" + "\n".join(wrong)
+
+
+def test_readme_lists_every_module():
+    rows, _ = _table()
+    listed = {path for path, _ in rows}
+    package = ROOT / "minitape"
+    modules = {f"minitape/{p.name}" for p in package.glob("*.py")
+               if p.name not in ("__init__.py", "linalg.py", "math.py", "nn.py")}
+    modules |= {f"minitape/{p.name}/" for p in package.iterdir()
+                if p.is_dir() and (p / "__init__.py").exists()}
+    assert modules == listed
+
+
+def test_reverse_mode_core_fits_in_800_lines():
+    rows, total = _table()
+    core = sum(_lines(ROOT / path) for path, _ in rows[:CORE_ROWS])
+    assert core == total
+    assert core <= CORE_LIMIT
