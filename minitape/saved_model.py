@@ -20,7 +20,7 @@ save leaves the previous model untouched.
 import contextlib
 import errno
 import inspect
-import itertools
+import io
 import json
 import math
 import os
@@ -77,15 +77,13 @@ class LoadError(Exception):
 class SaveOptions:
     """Options for `save`. With `experimental_custom_gradients=True` (the
     default, as in TensorFlow) the traced gradient graphs of custom gradients are
-    saved and used after loading; with False only the forward graphs are."""
+    saved and used after loading; with False only the forward graphs are.
+    TensorFlow's other options are accepted and have no effect here."""
 
     def __init__(self, experimental_custom_gradients=True, namespace_whitelist=None,
                  save_debug_info=False, function_aliases=None, experimental_io_device=None,
                  experimental_variable_policy=None):
         self.experimental_custom_gradients = bool(experimental_custom_gradients)
-        self.namespace_whitelist = namespace_whitelist
-        self.save_debug_info = save_debug_info
-        self.function_aliases = function_aliases
 
     def __repr__(self):
         return (f"SaveOptions(experimental_custom_gradients="
@@ -125,12 +123,10 @@ def _write_directory(path, document, arrays):
     tmp = tempfile.mkdtemp(prefix=f".{base}.", suffix=".tmp", dir=parent)
     old = None
     try:
-        text = _dumps(document) + "\n"
-        _write_file(os.path.join(tmp, JSON_NAME), text.encode("utf-8"))
-        with open(os.path.join(tmp, NPZ_NAME), "wb") as f:
-            np.savez(f, **arrays)
-            f.flush()
-            os.fsync(f.fileno())
+        npz = io.BytesIO()
+        np.savez(npz, **arrays)
+        _write_file(os.path.join(tmp, JSON_NAME), (_dumps(document) + "\n").encode("utf-8"))
+        _write_file(os.path.join(tmp, NPZ_NAME), npz.getvalue())
         if os.path.lexists(path):
             old = tempfile.mkdtemp(prefix=f".{base}.", suffix=".old", dir=parent)
             os.rmdir(old)
@@ -164,6 +160,7 @@ def _dumps(value, indent=""):
 
 
 def _write_file(path, data):
+    """Write `data` and make sure it is on disk before the directory is renamed."""
     with open(path, "wb") as f:
         f.write(data)
         f.flush()
@@ -1400,17 +1397,12 @@ def _output_shape(op, attrs, shapes, declared):
         _index_shape(declared[nb:], attrs["index"])
         return declared, 0
     if op in _REDUCTIONS:
-        axes = set()
-        for axis in attrs["axis"]:
-            if not -len(a) <= axis < len(a) and not (not a and axis in (0, -1)):
-                raise ValueError(f"axis {axis} is out of range for rank {len(a)}")
-            axes.add(axis % len(a) if a else 0)
-        kept = [1 if attrs["keepdims"] else None if k in axes else n
-                for k, n in enumerate(a)] if attrs["axis"] else \
-            [1 if attrs["keepdims"] else None for _ in a]
-        if not attrs["axis"]:  # an empty axis list reduces over nothing
-            return a, 0
-        return tuple(n for n in kept if n is not None), 0
+        rank = max(len(a), 1)  # a scalar takes axis 0 (or -1)
+        if any(not -rank <= axis < rank for axis in attrs["axis"]):
+            raise ValueError(f"axis {list(attrs['axis'])} is out of range for rank {len(a)}")
+        axes, keep = {axis % rank for axis in attrs["axis"]}, attrs["keepdims"]
+        return tuple(1 if k in axes else n for k, n in enumerate(a)
+                     if keep or k not in axes), 0
     if op == "Softmax":
         if not -len(a) <= attrs["axis"] < len(a):
             raise ValueError(f"axis {attrs['axis']} is out of range for rank {len(a)}")
@@ -1517,24 +1509,19 @@ class _GradientKey(str):
     graph), so a dropped model leaves nothing behind in the registry."""
 
 
-_gradient_numbers = itertools.count(1)
-_PROCESS_TOKEN = os.urandom(4).hex()
-
-
 def _register_loaded_gradient(graph):
-    """Register a rule that replays `graph` (on the upstream gradients, then the
-    op's captured values) under a fresh key, owned by the returned key object."""
-    key = f"CustomGradient-{_PROCESS_TOKEN}-{next(_gradient_numbers)}"
-
-    def rule(op, *grads):
-        return _run(graph, list(grads) + list(op.attrs["_captures"]), f"gradient {key}")
-
-    rule.__qualname__ = f"loaded_gradient[{key}]"
-    registry.RegisterGradient(key)(rule)
+    """Register `graph` as a gradient rule under a fresh key (the same rule and
+    numbering as traced gradients), owned by the returned key object."""
+    key = _fn.register_gradient_graph(graph)
     owner = _GradientKey(key)
-    owner.graph = graph
-    weakref.finalize(owner, registry.unregister, key)
+    owner.graph, owner.registered = graph, key
+    weakref.finalize(owner, _forget_gradient, str(key))
     return owner
+
+
+def _forget_gradient(key):
+    registry.unregister(key)
+    _fn.GRADIENT_GRAPHS.pop(key, None)
 
 
 def _gradient_graph(key):
@@ -1580,12 +1567,19 @@ def call_arguments(signature, template, tensors):
     return bound.args, bound.kwargs
 
 
-def _spec_text(s, symbolic=None):
-    return f"{s.dtype}{list(symbolic or s.shape)}"
+def _spec_text(s):
+    return f"{s.dtype}{list(s.shape)}"
 
 
 def _specs_text(specs):
     return "[" + ", ".join(_spec_text(s) for s in specs) + "]"
+
+
+def _inputs_text(graph):
+    """A trace's input specs, with the names of its symbolic sizes."""
+    shapes = graph.symbolic_inputs or [s.shape for s in graph.inputs]
+    return "[" + ", ".join(f"{s.dtype}{list(shape)}"
+                           for s, shape in zip(graph.inputs, shapes)) + "]"
 
 
 def _inline_value(j, spec, where):
@@ -1642,13 +1636,11 @@ class _LoadedFunction:
             concrete = next((c for k, c in self._traces.items()
                              if c.polymorphic and _fn.key_matches(k, key)), None)
         if concrete is None:
-            given = ", ".join(_spec_text(t) for t in tensors)
-            saved = "; ".join(", ".join(_spec_text(s, sym) for s, sym in zip(
-                c.graph.inputs, c.graph.symbolic_inputs or [None] * len(c.graph.inputs)))
-                or "()" for c in self._traces.values())
+            saved = "; ".join(_inputs_text(c.graph) for c in self._traces.values())
             raise ValueError(
                 f"loaded function {self.name} has no trace for these arguments (tensors "
-                f"{given or '()'}); it was saved with traces for: {saved or 'nothing'}. "
+                f"{', '.join(_spec_text(t) for t in tensors) or '()'}); it was saved with "
+                f"traces for: {saved or 'nothing'}. "
                 "A saved function runs only on the input shapes, dtypes and Python "
                 "values it was traced for: call the original with them before saving.")
         return _run(concrete.graph, tensors, f"function {self.name}")
