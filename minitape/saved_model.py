@@ -308,7 +308,7 @@ class _Writer:
             signature = [_encode_structure(s, _encode_spec) for s in fn.input_signature]
         self.functions[index] = {
             "name": fn.name,
-            "parameters": [_encode_parameter(p, fn.name) for p in
+            "parameters": [_encode_parameter(p) for p in
                            fn._signature.parameters.values()],
             "input_signature": signature,
             "traces": [self.graph_name(c.graph) for c in traces],
@@ -426,7 +426,7 @@ def _encode_argument(x, graph_name):
     return {"value": x}
 
 
-def _encode_parameter(p, fn_name):
+def _encode_parameter(p):
     encoded = {"name": p.name, "kind": p.kind.name}
     if p.default is not p.empty and _is_literal(p.default):
         encoded["default"] = p.default
@@ -746,12 +746,20 @@ class _Loader:
             raise LoadError(f"{prefix}: {_UNEXPECTED}: {type(e).__name__}: {e}") from e
 
     def load(self):
+        """Open the directory itself without following a link, and read the
+        files relative to it (where the system allows: on Windows, by path)."""
+        if os.path.islink(self.path):
+            raise LoadError(f"{self.path}: no saved model here: it is a symbolic link "
+                            "(pass the directory it points to)")
+        if not _OPEN_IN_DIRECTORY:
+            if not os.path.isdir(self.path):
+                raise LoadError(f"{self.path}: no saved model here: not a directory")
+            with _tapes_paused():
+                return self.load_from(self.path)
         try:
             directory = os.open(self.path, _DIRECTORY_FLAGS)
         except OSError as e:
-            why = "it is a symbolic link (pass the directory it points to)" \
-                if os.path.islink(self.path) else e.strerror
-            raise LoadError(f"{self.path}: no saved model here: {why}") from None
+            raise LoadError(f"{self.path}: no saved model here: {e.strerror}") from None
         try:
             if not stat.S_ISDIR(os.fstat(directory).st_mode):
                 raise LoadError(f"{self.path}: no saved model here: not a directory")
@@ -1108,6 +1116,7 @@ _RESERVED = ("variables", "trainable_variables", "non_trainable_variables", "sub
              "name", "_collect")
 _DIRECTORY_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0) \
     | getattr(os, "O_NONBLOCK", 0)
+_OPEN_IN_DIRECTORY = os.open in os.supports_dir_fd and hasattr(os, "O_DIRECTORY")
 _FILE_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) \
     | getattr(os, "O_BINARY", 0)
 
@@ -1119,7 +1128,12 @@ def _open_file(directory, name, max_bytes):
     never through a symbolic link, never blocking (a FIFO is refused, not
     waited on), at most `max_bytes` long. Returns (file object, size)."""
     try:
-        fd = os.open(name, _FILE_FLAGS, dir_fd=directory)
+        if isinstance(directory, int):
+            fd = os.open(name, _FILE_FLAGS, dir_fd=directory)
+        elif os.path.islink(os.path.join(directory, name)):
+            raise OSError(errno.ELOOP, "is a symbolic link")
+        else:
+            fd = os.open(os.path.join(directory, name), _FILE_FLAGS)
     except OSError as e:
         if e.errno == errno.ELOOP:
             raise LoadError("is a symbolic link; a saved model's files must be regular "
