@@ -11,6 +11,8 @@ from . import jacobians  # noqa: F401  (adds jacobian and batch_jacobian to Grad
 from . import autodiff, layers, test  # noqa: F401
 from . import display  # noqa: F401  (how Jupyter shows tensors and tapes)
 from .custom import custom_gradient, primitive, stop_gradient  # noqa: F401
+from .custom import no_gradient  # noqa: F401
+from .recipes import grad_pass_through, recompute_grad  # noqa: F401
 from .layers import Module  # noqa: F401
 from .recording import Operation  # noqa: F401
 from .registry import NotDifferentiable, RegisterGradient  # noqa: F401
@@ -18,6 +20,7 @@ from .tape import GradientTape, UnconnectedGradients  # noqa: F401
 from .tensor import (Tensor, TensorSpec, Variable, bool_, constant,  # noqa: F401
                      convert_to_tensor, float16, float32, float64, int32, int64, string)
 
+newaxis = None  # x[:, mt.newaxis], as NumPy's np.newaxis
 __version__ = "0.1.0"
 from . import saved_model  # noqa: E402,F401
 from .function import function  # noqa: E402,F401

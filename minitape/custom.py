@@ -6,6 +6,10 @@
   the `grad_fn` the function returned.
 - `@primitive("MySquare")` turns a NumPy function into an op type; its
   gradient comes from `@RegisterGradient("MySquare")`.
+- `no_gradient("OpType")` is TensorFlow 2's name for `NotDifferentiable`.
+
+Two custom gradients with a fixed recipe, `recompute_grad` and
+`grad_pass_through`, are built on `custom_gradient` in `recipes.py`.
 """
 import functools
 import inspect
@@ -16,6 +20,7 @@ from . import nest
 from .context import state
 from .ops.control import stop_gradient  # noqa: F401  (mt.stop_gradient, an op)
 from .recording import record
+from .registry import NotDifferentiable
 from .tensor import Tensor, convert_to_tensor, snapshot
 
 
@@ -121,3 +126,10 @@ def primitive(op_type):
         return op
     return decorate
 
+
+def no_gradient(op_type):
+    """TensorFlow 2's name for `NotDifferentiable`: ops of this type give their
+    inputs no gradient (None)."""
+    if not isinstance(op_type, str):
+        raise TypeError(f"no_gradient: op_type must be a string, got {op_type!r}")
+    NotDifferentiable(op_type)

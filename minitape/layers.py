@@ -6,8 +6,9 @@ lists and dicts stored there), in the order they were set.
 import numpy as np
 
 from . import random as _random
-from .ops.elementwise import sqrt
+from .ops.elementwise import sqrt, tanh
 from .ops.linalg import matmul
+from .ops.nn import elu, relu, sigmoid, softmax, softplus
 from .ops.reductions import reduce_mean
 from .tensor import Variable, convert_to_tensor
 
@@ -79,8 +80,31 @@ def _snake(name):
                    for i, c in enumerate(name))
 
 
+# Keras's names for activations: `Dense(2, activation='relu')`. 'linear' (and
+# None) is the identity.
+ACTIVATIONS = {"relu": relu, "sigmoid": sigmoid, "tanh": tanh, "softmax": softmax,
+               "softplus": softplus, "elu": elu, "linear": None}
+
+
+def get_activation(activation):
+    """An activation given by name (Keras's 'relu', ...), as a function, or None."""
+    if activation is None or callable(activation):
+        return activation
+    if isinstance(activation, str):
+        if activation in ACTIVATIONS:
+            return ACTIVATIONS[activation]
+        raise ValueError(f"Unknown activation {activation!r}; the known names are "
+                         f"{sorted(ACTIVATIONS)} (or pass a function, or None)")
+    raise TypeError(f"activation must be a name, a function or None, got "
+                    f"{type(activation).__name__} {activation!r}")
+
+
 class Layer(Module):
-    """A module that builds its variables on first call, when it sees the input."""
+    """A module that builds its variables when it first sees an input shape:
+    on the first call, or earlier through `layer.build(input_shape)` (as Keras
+    does), so that the variables exist before the first call and that call
+    uses them. `layer.built` says whether that has happened.
+    """
 
     _counts = {}
 
@@ -93,33 +117,43 @@ class Layer(Module):
         super().__init__(name)
         self.built = False
 
+    def build(self, input_shape):
+        """Create the variables for inputs of `input_shape` (a tuple or list; a
+        leading None, the batch size, is allowed). Subclasses create their
+        variables and then call this, which marks the layer built."""
+        self.built = True
+
     def __call__(self, inputs, *args, **kwargs):
         x = convert_to_tensor(inputs)
         if not self.built:
             self.build(x.shape)
-            self.built = True
         return self.call(x, *args, **kwargs)
 
 
 class Dense(Layer):
     """activation(x @ kernel + bias), with a Glorot-uniform kernel drawn from
-    the seeded generator (`mt.random.set_seed`) and a zero bias."""
+    the seeded generator (`mt.random.set_seed`) and a zero bias. `activation`
+    is a function, None, or a Keras name ('relu', 'sigmoid', 'tanh',
+    'softmax', 'softplus', 'elu', 'linear')."""
 
     def __init__(self, units, activation=None, use_bias=True, name=None):
         super().__init__(name)
         self.units = int(units)
-        self.activation = activation
+        self.activation = get_activation(activation)
         self.use_bias = use_bias
 
     def build(self, input_shape):
-        if len(input_shape) < 1:
-            raise ValueError(f"Dense: needs inputs of rank >= 1, got shape {input_shape}")
+        input_shape = tuple(input_shape)
+        if len(input_shape) < 1 or input_shape[-1] is None:
+            raise ValueError(f"Dense {self.name}: needs inputs of rank >= 1 with a known "
+                             f"last dimension, got shape {input_shape}")
         fan_in = int(input_shape[-1])
         limit = np.sqrt(6.0 / (fan_in + self.units))
         values = _random.generator().uniform(-limit, limit, (fan_in, self.units))
         self.kernel = Variable(values.astype(np.float32), name=f"{self.name}/kernel")
         if self.use_bias:
             self.bias = Variable(np.zeros(self.units, np.float32), name=f"{self.name}/bias")
+        super().build(input_shape)
 
     def call(self, x):
         if x.shape[-1] != self.kernel.shape[0]:
@@ -144,6 +178,10 @@ class BatchNormalization(Layer):
         self.axis, self.momentum, self.epsilon = axis, momentum, epsilon
 
     def build(self, input_shape):
+        input_shape = tuple(input_shape)
+        if len(input_shape) < 1 or input_shape[self.axis] is None:
+            raise ValueError(f"BatchNormalization {self.name}: needs a known size along "
+                             f"axis {self.axis}, got input shape {input_shape}")
         n = int(input_shape[self.axis])
         self.gamma = Variable(np.ones(n, np.float32), name=f"{self.name}/gamma")
         self.beta = Variable(np.zeros(n, np.float32), name=f"{self.name}/beta")
@@ -151,6 +189,7 @@ class BatchNormalization(Layer):
                                     name=f"{self.name}/moving_mean")
         self.moving_variance = Variable(np.ones(n, np.float32), trainable=False,
                                         name=f"{self.name}/moving_variance")
+        super().build(input_shape)
 
     def call(self, x, training=False):
         axes = [i for i in range(x.ndim) if i != self.axis % x.ndim]

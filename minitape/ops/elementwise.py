@@ -398,9 +398,21 @@ def _cast_jvp(op, t):
     return cast(t, dtype) if dtype.kind in "fc" else None
 
 
+sign = _unary("Sign", "sign", np.sign, "-1, 0 or 1; its gradient is zero.", kinds="biufc")
+
+
+@RegisterGradient("Sign", batch_safe=True)
+def _sign_grad(op, grad):
+    """Zeros, not None, as in TensorFlow: sign is flat wherever it has a slope,
+    so |x|'' = d(grad * sign(x))/dx comes out as 0 rather than unconnected.
+    The zeros are a constant (TensorFlow's ZerosLike is not differentiable)."""
+    return Tensor(np.zeros(grad.shape, grad.dtype))
+
+
+RegisterJVP("Sign", batch_safe=True)(_sign_grad)
+
 # Not differentiable: recorded like any op (so traces replay them), but their
 # inputs get no gradient (NotDifferentiable) and no tangent.
-sign = _unary("Sign", "sign", np.sign, "-1, 0 or 1 (not differentiable).", kinds="biufc")
 round = _unary("Round", "round", np.round, "Round half to even (not differentiable).")
 floor = _unary("Floor", "floor", np.floor, "Round down (not differentiable).")
 
@@ -425,6 +437,6 @@ less_equal = _comparison("LessEqual", "less_equal", np.less_equal)
 greater = _comparison("Greater", "greater", np.greater)
 greater_equal = _comparison("GreaterEqual", "greater_equal", np.greater_equal)
 
-for _op_type in ("Sign", "Round", "Floor", "Equal", "NotEqual", "Less", "LessEqual",
+for _op_type in ("Round", "Floor", "Equal", "NotEqual", "Less", "LessEqual",
                  "Greater", "GreaterEqual"):
     NotDifferentiable(_op_type)

@@ -15,6 +15,7 @@ from .control import stop_gradient
 from .core import emit, float_input
 from .elementwise import exp, greater, log, where
 from .reductions import reduce_max, reduce_sum
+from .shapes import identity
 
 
 def sigmoid(x, name=None):
@@ -85,9 +86,12 @@ def softmax(logits, axis=-1, name=None):
     if not -x.ndim <= axis < x.ndim:
         raise ValueError(f"softmax: axis {axis} is out of range for shape {x.shape}")
     axis = axis % x.ndim - x.ndim  # negative: leading batch dims never shift it
-    e = np.exp(x._value - np.max(x._value, axis=axis, keepdims=True))
-    return emit("Softmax", e / np.sum(e, axis=axis, keepdims=True), (x,), {"axis": axis},
-                name)
+    if x.size == 0:  # nothing to normalise (np.max refuses an empty axis)
+        value = x._value.copy()
+    else:
+        e = np.exp(x._value - np.max(x._value, axis=axis, keepdims=True))
+        value = e / np.sum(e, axis=axis, keepdims=True)
+    return emit("Softmax", value, (x,), {"axis": axis}, name)
 
 
 @RegisterGradient("Softmax", batch_safe=True)
@@ -102,5 +106,7 @@ RegisterJVP("Softmax", batch_safe=True)(_softmax_grad)
 
 def log_softmax(logits, axis=-1, name=None):
     x = float_input("log_softmax", logits)
+    if x.size == 0:  # an empty result; the steps below would take log(0)
+        return identity(x, name=name)
     shifted = x - stop_gradient(reduce_max(x, axis=int(axis), keepdims=True))
     return shifted - log(reduce_sum(exp(shifted), axis=axis, keepdims=True))

@@ -17,12 +17,34 @@ from .shapes import broadcast_to, reshape, transpose
 def _reduce(op_type, op_name, numpy_fn, x, axis, keepdims, name, need_float=False):
     x = (float_input if need_float else tensor_input)(op_name, x)
     axes = normalize_axes(op_name, axis, x.ndim)
-    if op_type in ("Max", "Min", "Prod") and x.size == 0 and op_type != "Prod":
-        raise ValueError(f"{op_name}: cannot reduce an empty tensor of shape {x.shape}")
-    value = numpy_fn(x._value, axis=axes, keepdims=bool(keepdims))
+    if x.size == 0 and op_type in _IDENTITY:
+        # NumPy refuses; TensorFlow fills in the reduction's identity
+        value = numpy_fn(x._value, axis=axes, keepdims=bool(keepdims),
+                         initial=_IDENTITY[op_type](x.dtype))
+    else:
+        value = numpy_fn(x._value, axis=axes, keepdims=bool(keepdims))
     kept = tuple(1 if i in axes else n for i, n in enumerate(x.shape))
     return emit(op_type, value, (x,), {"axis": axes, "keepdims": bool(keepdims),
                                        "kept_shape": kept}, name)
+
+
+def _lowest(dtype):
+    """-inf for floats, the smallest integer for integer dtypes (False for bool)."""
+    if dtype.kind == "b":
+        return False
+    return -np.inf if dtype.kind in "fc" else np.iinfo(dtype).min
+
+
+def _highest(dtype):
+    if dtype.kind == "b":
+        return True
+    return np.inf if dtype.kind in "fc" else np.iinfo(dtype).max
+
+
+# What reduce_max/reduce_min of nothing is, as in TensorFlow: the identity of
+# max (-inf) and of min (+inf), so that max(concat(a, b)) == max(max(a), max(b))
+# even when a is empty.
+_IDENTITY = {"Max": _lowest, "Min": _highest}
 
 
 def _spread(op, grad):

@@ -154,7 +154,8 @@ def pad(tensor, paddings, mode="CONSTANT", constant_values=0, name=None):
                          f"{np.asarray(paddings).tolist()}")
     widths = tuple((int(a), int(b)) for a, b in widths)
     fill = np.asarray(constant_values, dtype=x.dtype)
-    value = np.pad(x._value, widths, constant_values=fill)
+    # np.pad refuses a scalar's empty paddings; TensorFlow returns the scalar
+    value = np.pad(x._value, widths, constant_values=fill) if x.ndim else x._value.copy()
     return emit("PadV2", value, (x,), {"paddings": widths}, name)
 
 

@@ -1,0 +1,168 @@
+"""The README's table "Where minitape differs from TensorFlow", checked row by row.
+
+Each row of the table has a test here that shows minitape's side of it, and the
+first test makes sure the table and these tests list the same rows, so the
+table cannot silently go stale: a new row needs a test, a fixed difference
+needs its row removed.
+"""
+import os
+import pathlib
+
+import numpy as np
+import pytest
+
+import minitape as mt
+
+README = pathlib.Path(__file__).resolve().parents[1] / "README.md"
+SECTION = "### Where minitape differs from TensorFlow"
+
+ROWS = [
+    "registering a gradient for an op type twice",
+    ("`jacobian` / `batch_jacobian` with `experimental_use_pfor=False` on a "
+     "non-persistent tape"),
+    "Python `if`/`for` and `.numpy()` inside `mt.function`",
+    "new primitive op types",
+    "`reduce_mean` of integers",
+    "printed names",
+    "differentiating an op type with no gradient",
+    "`recompute_grad` under `ForwardAccumulator`",
+    "SavedModel files",
+]
+
+
+def _table_rows():
+    text = README.read_text(encoding="utf-8")
+    assert SECTION in text, f"README.md has no section {SECTION!r}"
+    rows = []
+    for line in text.split(SECTION, 1)[1].splitlines():
+        if line.startswith(("## ", "### ")):
+            break
+        if line.startswith("| ") and not line.startswith("| ---"):
+            rows.append(line.split(" | ")[0][2:].strip())
+    assert rows[0] == "what"
+    return rows[1:]
+
+
+def test_the_table_lists_exactly_the_checked_differences():
+    assert _table_rows() == ROWS
+
+
+def test_registering_a_gradient_twice():
+    # Running the same cell twice: the same function (module and qualified
+    # name) is registered again, which TensorFlow refuses with a KeyError.
+    for _ in range(2):
+        @mt.RegisterGradient("DiffTwice")
+        def _twice_grad(op, grad):
+            return grad * 2.0
+
+    @mt.primitive("DiffTwice")
+    def twice(x):
+        return 2.0 * x
+
+    x = mt.constant(1.5)
+    with mt.GradientTape() as tape:
+        tape.watch(x)
+        y = twice(x)
+    assert float(tape.gradient(y, x)) == 2.0
+
+    # A different function for the same type is refused, as in TensorFlow.
+    with pytest.raises(KeyError, match="Registering two gradient with name 'DiffTwice'"):
+        @mt.RegisterGradient("DiffTwice")
+        def _another_grad(op, grad):
+            return grad
+
+
+@pytest.mark.parametrize("method", ["jacobian", "batch_jacobian"])
+def test_loop_jacobians_on_a_non_persistent_tape(method):
+    x = mt.constant([[1.0, 2.0], [3.0, 4.0]])
+    with mt.GradientTape() as tape:   # TensorFlow: RuntimeError (needs persistent=True)
+        tape.watch(x)
+        y = x * x
+    j = getattr(tape, method)(y, x, experimental_use_pfor=False)
+    expected = {"jacobian": (2, 2, 2, 2), "batch_jacobian": (2, 2, 2)}[method]
+    assert j.shape == expected
+    if method == "batch_jacobian":
+        np.testing.assert_array_equal(j.numpy(), [[[2, 0], [0, 4]], [[6, 0], [0, 8]]])
+
+
+def test_python_control_flow_is_fixed_at_trace_time():
+    @mt.function
+    def absolute(x):
+        if x > 0:
+            return x
+        return -x
+
+    assert float(absolute(mt.constant(1.0))) == 1.0
+    # TensorFlow's AutoGraph would give 1.0: here the `if` ran once, at trace time.
+    assert float(absolute(mt.constant(-1.0))) == -1.0
+    assert absolute.experimental_get_tracing_count() == 1
+
+
+def test_new_primitive_op_types_from_numpy():
+    @mt.primitive("DiffCube")
+    def cube(x):
+        assert isinstance(x, np.ndarray)
+        return x ** 3
+
+    @mt.RegisterGradient("DiffCube")
+    def _cube_grad(op, grad):
+        return grad * 3.0 * op.inputs[0] * op.inputs[0]
+
+    x = mt.constant(2.0)
+    with mt.GradientTape() as tape:
+        tape.watch(x)
+        y = cube(x)
+    assert float(y) == 8.0 and float(tape.gradient(y, x)) == 12.0
+
+
+def test_reduce_mean_of_integers_is_a_type_error():
+    with pytest.raises(TypeError, match=r"reduce_mean.*int32.*mt\.cast"):
+        mt.reduce_mean(mt.constant([1, 2]))
+    assert float(mt.reduce_mean(mt.cast(mt.constant([1, 2]), mt.float32))) == 1.5
+
+
+def test_printed_names():
+    t = mt.constant(1.0)
+    assert str(t) == "mt.Tensor(1.0, shape=(), dtype=float32)"
+    assert repr(t) == "<mt.Tensor: shape=(), dtype=float32, numpy=1.0>"
+    assert type(mt.Variable(1.0)).__name__ == "Variable"
+    assert type(mt.Variable(1.0) + 1.0).__name__ == "Tensor"
+
+
+def test_the_lookup_error_names_the_operation():
+    @mt.primitive("DiffNoGrad")
+    def no_grad(x):
+        return x + 1.0
+
+    x = mt.constant(1.0)
+    with mt.GradientTape() as tape:
+        tape.watch(x)
+        y = no_grad(x)
+    with pytest.raises(LookupError) as info:
+        tape.gradient(y, x)
+    assert str(info.value) == ("No gradient defined for operation 'DiffNoGrad' "
+                               "(op type: DiffNoGrad)")
+
+
+def test_recompute_grad_works_in_forward_mode():
+    x = mt.constant(2.0)
+    with mt.autodiff.ForwardAccumulator(x, mt.constant(1.0)) as acc:
+        y = mt.recompute_grad(lambda t: t * t * t)(x)
+    assert float(acc.jvp(y)) == 12.0   # TensorFlow: NotImplementedError
+
+
+def test_saved_model_files_are_json_and_npz(tmp_path):
+    class Doubler(mt.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = mt.Variable(2.0)
+
+        @mt.function(input_signature=[mt.TensorSpec([])])
+        def __call__(self, x):
+            return x * self.w
+
+    mt.saved_model.save(Doubler(), str(tmp_path))
+    names = sorted(os.listdir(tmp_path))
+    assert "saved_model.json" in names and "variables.npz" in names
+    assert "saved_model.pb" not in names
+    assert float(mt.saved_model.load(str(tmp_path))(mt.constant(3.0))) == 6.0
