@@ -540,11 +540,7 @@ def _signature_spec(j, where):
 def _gradient_key(x, where):
     """A gradient key as `register_gradient_graph` makes them; never another
     registry entry (a built-in op type's rule would run on the wrong op)."""
-    _str(x, where, 100)
-    prefix, _, rest = x.partition("-")
-    token, _, number = rest.partition("-")
-    if prefix != "CustomGradient" or not token or not number or not number.isdigit() \
-            or not number.isascii() or any(c not in "0123456789abcdef" for c in token):
+    if not re.fullmatch(r"CustomGradient-[0-9a-f]+-[0-9]+", _str(x, where, 100)):
         _fail(where, f"{_brief(x)} is not a custom gradient key "
               "('CustomGradient-<hex>-<number>')")
     return x
