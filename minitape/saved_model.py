@@ -52,9 +52,10 @@ INLINE_ELEMENTS = 16     # constants this small are stored in the JSON
 # Limits of what `load` accepts (docs/saved_model_format.md, "Limits"): a file
 # of a few bytes must not make the loader, or a call of what it loaded, take
 # minutes or gigabytes.
-MAX_JSON_BYTES = 16 << 20      # saved_model.json
+MAX_JSON_BYTES = 4 << 20       # saved_model.json
+MAX_JSON_ITEMS = 100_000       # its list items and object fields (counted as commas)
 MAX_INT_DIGITS = 20            # an integer in the JSON
-MAX_NODES = 20_000             # nodes in all graphs together
+MAX_NODES = 10_000             # nodes in all graphs together
 MAX_RANK = 32
 MAX_DEPTH = 32                 # nesting of argument and output structures
 MAX_TENSOR_BYTES = 1 << 28     # any one tensor: variable, constant, input or node output
@@ -509,7 +510,10 @@ def _dtype(x, where):
 
 def _shape(x, where):
     _list(x, where, MAX_RANK)
-    shape = tuple(_int(d, f"{where}[{i}]", 0, MAX_TENSOR_BYTES) for i, d in enumerate(x))
+    if all(type(d) is int and 0 <= d <= MAX_TENSOR_BYTES for d in x):
+        shape = tuple(x)  # the usual case, without naming each place
+    else:
+        shape = tuple(_int(d, f"{where}[{i}]", 0, MAX_TENSOR_BYTES) for i, d in enumerate(x))
     if _size_of(shape) > MAX_TENSOR_BYTES:
         _fail(where, f"shape {list(shape)} has more than {MAX_TENSOR_BYTES} elements")
     return shape
@@ -824,6 +828,7 @@ class _Loader:
                     if isinstance(g, dict) and isinstance(g.get("nodes"), list))
         if nodes > MAX_NODES:
             _fail("graphs", f"{nodes} nodes in all, more than the limit of {MAX_NODES}")
+        probes = {}
         self.graphs = {name: self.graph(g, f"graphs.{name}", name)
                        for name, g in doc["graphs"].items()}
         self.gradients = {}
@@ -837,7 +842,7 @@ class _Loader:
             self.gradients[key] = self.graphs[name]
         for name, graph in self.graphs.items():
             try:
-                check_graph(graph, graph.dims, probe_dtypes=True)
+                check_graph(graph, graph.dims, probes)
             except ValueError as e:
                 raise LoadError(f"graphs.{name}.{e}") from None
             self.check_custom_gradients(graph, f"graphs.{name}")
@@ -1157,6 +1162,9 @@ def _parse_json(data):
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:
         raise LoadError(f"not UTF-8 text (byte {e.start})") from None
+    if text.count(",") > MAX_JSON_ITEMS:  # each item costs the checks some microseconds
+        raise LoadError(f"holds {text.count(',')} commas, more items than the limit of "
+                        f"{MAX_JSON_ITEMS}")
     try:
         return json.loads(text, parse_int=_json_int)
     except json.JSONDecodeError as e:
@@ -1289,8 +1297,9 @@ def _read_npy(f, spec, where):
 
 # --- checking a graph without running it ----------------------------------------------
 
-def check_graph(graph, dims, probe_dtypes=False):
-    """Work out every node's output shape (and, with `probe_dtypes`, dtype)
+def check_graph(graph, dims, probes=None):
+    """Work out every node's output shape (and, given a dict `probes` to keep
+    the answers of `_probe_dtype` in, its dtype)
     from its inputs' specs and attributes, compare them with the declared
     specs, and add up what one call would cost: values held (bytes) and
     element operations. Nothing is computed. `dims` gives the sizes of a
@@ -1311,7 +1320,7 @@ def check_graph(graph, dims, probe_dtypes=False):
                 zip(node.outputs, node.symbolic or [None] * len(node.outputs))]
         ins = [specs[r.x] if r.kind == "t" else graph.spec_of(r) for r in node.inputs]
         try:
-            work += _check_node(node, ins, outs, specs, probe_dtypes)
+            work += _check_node(node, ins, outs, specs, probes)
         except (ValueError, TypeError, IndexError, ArithmeticError) as e:
             raise ValueError(f"nodes[{i}]: op {node.op} on inputs "
                              f"{_specs_text(ins)}: {e}") from None
@@ -1329,7 +1338,7 @@ def check_graph(graph, dims, probe_dtypes=False):
                              f"operations by here, more than the limit of {MAX_GRAPH_WORK}")
 
 
-def _check_node(node, ins, outs, specs, probe_dtypes):
+def _check_node(node, ins, outs, specs, probes):
     """Check one node's declared outputs; return its cost in element operations."""
     op, attrs, shapes = node.op, node.attrs, [s.shape for s in ins]
     if op == "IdentityN":
@@ -1355,8 +1364,16 @@ def _check_node(node, ins, outs, specs, probe_dtypes):
     shape, work = _output_shape(op, attrs, shapes, out.shape)
     if shape != out.shape:
         raise ValueError(f"gives shape {shape}, but the node declares {out.shape}")
-    dtype = ins[0].dtype if op in _SAME_DTYPE else \
-        _probe_dtype(op, attrs, ins, len(shape)) if probe_dtypes else out.dtype
+    if op in _SAME_DTYPE:
+        dtype = ins[0].dtype
+    elif probes is None:
+        dtype = out.dtype
+    else:  # the probe's answer depends only on these (attrs here are hashable)
+        key = (op, tuple(sorted(attrs.items())), len(shape),
+               tuple((s.dtype, len(s.shape)) for s in ins))
+        if key not in probes:
+            probes[key] = _probe_dtype(op, attrs, ins, len(shape))
+        dtype = probes[key]
     if dtype != out.dtype:
         raise ValueError(f"gives dtype {dtype}, but the node declares {out.dtype}")
     return work + sum(_size(s) for s in ins) + _size(out)

@@ -309,6 +309,16 @@ def test_an_oversized_json_file_is_refused_before_reading(tmp_path):
         mt.saved_model.load(path)
 
 
+def test_too_many_items_are_refused_before_parsing(tmp_path):
+    doc = model([spec([])], [node("Neg", ["t0"], [])])
+    doc["graphs"]["f_1"]["outputs"] = {"list": ["t1"] * 1000}
+    mt.saved_model.load(write(tmp_path / "m", doc))  # a wide structure is fine
+    doc["graphs"]["f_1"]["outputs"] = {"list": ["t1"] * (sm.MAX_JSON_ITEMS + 1)}
+    with pytest.raises(LoadError, match="saved_model.json: holds 1000.. commas, more items "
+                       "than the limit"):
+        mt.saved_model.load(write(tmp_path / "m", doc))
+
+
 # --- every error names the file and the place ---------------------------------------
 
 def test_a_huge_integer_names_the_file_and_the_line(tmp_path):
