@@ -1238,13 +1238,15 @@ def _read_arrays(directory, expected):
                 info, spec = infos[f"{name}.npy"], expected[name]
                 where = f"array {name}"
                 if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED) or \
+                        info.flag_bits & 0x41 or \
                         not _nbytes(spec) <= info.file_size <= _nbytes(spec) + _NPY_HEADER_BYTES:
-                    raise LoadError(f"{where}: its zip entry is not a stored or deflated "
-                                    f".npy of the declared {_spec_text(spec)}")
+                    raise LoadError(f"{where}: its zip entry is not a stored or deflated, "
+                                    f"unencrypted .npy of the declared {_spec_text(spec)}")
                 try:
                     with z.open(info) as npy:
                         arrays[name] = _read_npy(npy, spec, where)
-                except (zipfile.BadZipFile, OSError, ValueError, EOFError, zlib.error) as e:
+                except (zipfile.BadZipFile, OSError, ValueError, EOFError, zlib.error,
+                        NotImplementedError) as e:  # zipfile's word for unsupported entries
                     raise LoadError(f"{where}: cannot read: {type(e).__name__}: {e}") \
                         from None
     return arrays

@@ -7,6 +7,7 @@ file. A guard turns a hang into a failure; time and memory are measured in
 benchmarks/saved_model_fuzz.py, not asserted here (except the peak memory of
 a load in a fresh process, which is the point of those tests).
 """
+import io
 import json
 import os
 import re
@@ -189,9 +190,22 @@ def test_zip_bombs_are_refused_before_decompressing(tmp_path):
         deflated_zeros(z, "v0.npy", 64 << 20)
     assert os.path.getsize(path / sm.NPZ_NAME) < 1 << 20
     grew, outcome = peak_rss_of_load(tmp_path, path)
-    assert "variables.npz: array v0: its zip entry is not a stored or deflated .npy of the " \
-           "declared float64[4]" in outcome
+    assert "variables.npz: array v0: its zip entry is not a stored or deflated, unencrypted " \
+           ".npy of the declared float64[4]" in outcome
     assert grew < 50
+
+
+def test_an_encrypted_zip_entry_is_refused(tmp_path):
+    doc = model([spec([])], [node("Neg", ["t0"], [])], [spec([2])])
+    path = write(tmp_path / "m", doc, {"v0": np.zeros(2, np.float32)})
+    data = (path / sm.NPZ_NAME).read_bytes()
+    with zipfile.ZipFile(path / sm.NPZ_NAME, "w") as z:
+        info = zipfile.ZipInfo("v0.npy")
+        info.flag_bits |= 0x1  # "encrypted"
+        z.writestr(info, zipfile.ZipFile(io.BytesIO(data)).read("v0.npy"))
+    with pytest.raises(LoadError, match="array v0: its zip entry is not a stored or deflated, "
+                       "unencrypted"):
+        mt.saved_model.load(path)
 
 
 def test_a_zip_directory_with_many_entries_is_refused_before_parsing(tmp_path):
