@@ -1222,7 +1222,7 @@ def _read_arrays(directory, expected):
         _check_zip_end(f, size, len(expected))
         try:
             z = zipfile.ZipFile(f)
-        except (zipfile.BadZipFile, OSError, ValueError, EOFError) as e:
+        except _ZIP_ERRORS as e:
             raise LoadError(f"not a zip file: {e}") from None
         with z:
             infos = {i.filename: i for i in z.infolist()}
@@ -1245,11 +1245,16 @@ def _read_arrays(directory, expected):
                 try:
                     with z.open(info) as npy:
                         arrays[name] = _read_npy(npy, spec, where)
-                except (zipfile.BadZipFile, OSError, ValueError, EOFError, zlib.error,
-                        NotImplementedError) as e:  # zipfile's word for unsupported entries
+                except _ZIP_ERRORS as e:
                     raise LoadError(f"{where}: cannot read: {type(e).__name__}: {e}") \
                         from None
     return arrays
+
+
+# What zipfile and zlib raise for damaged or unsupported archives (versions,
+# compression methods, encryption); anything else is a gap in the checks.
+_ZIP_ERRORS = (zipfile.BadZipFile, OSError, ValueError, EOFError, NotImplementedError,
+               RuntimeError, zlib.error, struct.error)
 
 
 def _check_zip_end(f, size, count):
