@@ -74,6 +74,9 @@ class ForwardAccumulator:
             if t.shape != p.shape:
                 raise ValueError(f"ForwardAccumulator: tangent {i} has shape {t.shape}, "
                                  f"but its primal has shape {p.shape}")
+            if p._id in self._tangents:  # which of the two tangents would count?
+                raise ValueError(f"ForwardAccumulator: primal {i} ({p!r}) appears more "
+                                 "than once among the primals; give each tensor once")
             self._tangents[p._id] = t
             self._producer[p._id] = None
             self._primals.append(p)

@@ -59,7 +59,9 @@ class BackwardPass:
             else:
                 out_grads = [grads.get(y._id) if y._id in sources else grads.pop(y._id, None)
                              for y in outputs]
-            flags = op.needs = needs[op.seq]
+            flags = needs[op.seq]
+            if False in flags:  # the rule may skip the inputs that lead nowhere
+                op = op.with_needs(flags)
             in_grads = run_rule(op, out_grads)
             if in_grads is not None:
                 yield op, out_grads, in_grads
@@ -100,7 +102,10 @@ def ops_between(producer, target_ids, source_ids):
                 stack.append(p)
     # 1b. Forward from the sources, in recording order (seq): keep the ops that
     # some source flows into. 2. Count the kept consumers of each kept op.
-    live = set(source_ids)  # ids of tensors that some source flows into
+    # A tape differentiates only with respect to what it tracks (TensorFlow's
+    # tape.h drops the gradient of a tensor that is not on the tape): a source
+    # that another tape watched, or that no tape watched, gets None here.
+    live = {i for i in source_ids if i in producer}  # ids some source flows into
     kept, needs, pending = [], {}, {}
     for seq in sorted(found):
         op = found[seq]

@@ -118,13 +118,26 @@ def primitive(op_type):
                            f"{[str(x.dtype) for x in inputs]})")
                 raise
             many = isinstance(value, (tuple, list))
-            outputs = tuple(Tensor(np.asarray(v)) for v in (value if many else (value,)))
+            outputs = tuple(Tensor(_primitive_output(op_type, v))
+                            for v in (value if many else (value,)))
             if state.tapes:
                 record(op_type, inputs, outputs, dict(attrs) or None, op_type)
             return list(outputs) if many else outputs[0]
         op.op_type = op_type
         return op
     return decorate
+
+
+def _primitive_output(op_type, value):
+    """A primitive's result as a NumPy array of numbers, or a TypeError naming
+    the op type (a None, a string or an object would make a tensor that no op
+    or gradient can use)."""
+    numeric = isinstance(value, (int, float, complex)) or hasattr(value, "__array__")
+    array = np.asarray(value) if numeric else None
+    if array is None or array.dtype.kind not in "biufc":
+        raise TypeError(f"primitive op {op_type}: the function must return NumPy arrays "
+                        f"(or numbers), got {type(value).__name__} {value!r:.80}")
+    return array
 
 
 def no_gradient(op_type):

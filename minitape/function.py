@@ -1,29 +1,26 @@
-"""`mt.function`: trace Python code into a graph of minitape ops, then replay it.
+"""`mt.function`: trace Python code into a graph of minitape ops, then run the graph.
 
 Tracing. The first call with new input shapes runs the Python function once on
 placeholder tensors while a `_Tracer` stands in `state.tapes`. The tracer
 claims to track every tensor, so every op the function runs reaches it through
-`tape.record`, and it keeps them all, in order, as the nodes of a `Graph`. A
-tensor that is neither a placeholder, nor a variable read, nor the output of
-a recorded op (made by `mt.constant`, or a Python number turned into a
-tensor) is a captured constant: the graph keeps its value.
+`tape.record`, and it keeps them all, in order, as the nodes of a `Graph`
+(`graph.py`). A tensor that is neither a placeholder, nor a variable read, nor
+the output of a recorded op (made by `mt.constant`, or a Python number turned
+into a tensor) is a captured constant: the graph keeps its value.
 
-Replaying. A later call with the same input shapes and dtypes does not run the
-Python function: `run_graph` runs each node again through the public op of its
-type (`OPS` maps "MatMul" to `mt.matmul`, ...). Because replay goes through the
-ordinary ops, tapes record it, and gradients of any order flow through a
-function call. Variables are referenced, not copied: each replay reads their
-current value.
+Calling. A later call with the same input shapes and dtypes does not run the
+Python function: `run_graph` runs the nodes again through the public ops, so
+tapes record the call and gradients of any order flow through it. Variables
+are referenced, not copied: each call reads their current value. With
+`jit_compile=True` a call that no tape or accumulator is watching runs the
+graph's compiled NumPy program instead (`compiler.py`).
 
 Custom gradients. A `@mt.custom_gradient` call records its forward ops and
-then ONE op of type IdentityN from its inputs to copies of its outputs, whose
-gradient is the function's `grad_fn`. In a trace that op becomes an IdentityN
-node, as in TensorFlow: its gradient function is traced too, into a second
-graph, on upstream placeholders shaped like the outputs, and that graph is
-registered in the gradient registry under a fresh key,
-`CustomGradient-<process>-<n>`, which the replayed op names in its attribute
-`_gradient_op_type`; `registry.lookup` finds the rule there. The saved-model
-format (`minitape.saved_model`) stores the same graphs as JSON.
+then ONE op of type IdentityN. In a trace that op becomes an IdentityN node,
+as in TensorFlow: its gradient function is traced too, into a second graph
+on upstream placeholders shaped like the outputs, registered under a fresh key
+that the node names (`graph.register_gradient_graph`). The saved-model format
+(`minitape.saved_model`) stores the same graphs as JSON.
 
 Variable assignments (`v.assign`, `assign_add`, `assign_sub`) are recorded as
 AssignVariableOp nodes and happen again at each call.
@@ -31,361 +28,25 @@ AssignVariableOp nodes and happen again at each call.
 What a trace freezes (as TensorFlow does without AutoGraph): Python control
 flow and `.numpy()`/`float()` on tensor values, random numbers drawn with
 `mt.random`, and anything else computed outside minitape's ops take the values
-they had while tracing. Ops made with `mt.primitive` cannot be traced. A
-gradient taken *inside* a function replays the masks that relu, maximum,
-minimum, reduce_max/min, elu and pow's gradient rules computed with NumPy at
-trace time, until those rules build their masks from recorded ops.
+they had while tracing. Ops made with `mt.primitive` cannot be traced.
 """
 import contextlib
 import functools
 import inspect
-import itertools
 import threading
 import weakref
 
 import numpy as np
 
-from . import nest, registry
+from . import nest
+from .compiler import compile_graph
 from .context import state
-from .recording import Operation, record
+from .graph import (GRADIENT_GRAPHS, OPS, Graph, Node, NodeError, Ref,  # noqa: F401
+                    bind_dims, register_gradient_graph, run_graph)
+from .recording import Operation
 from .tensor import Tensor, TensorLike, TensorSpec, Variable, convert_to_tensor
 
-__all__ = ["function", "Function", "ConcreteFunction", "Graph", "Node", "Ref", "run_graph",
-           "register_gradient_graph", "GRADIENT_GRAPHS", "OPS"]
-
-
-# --- graphs ---------------------------------------------------------------------
-
-class Ref:
-    """Where a node input comes from: kind "t" (value number `x` of this graph:
-    its inputs first, then each node's outputs), "v" (the current value of
-    Variable `x`) or "c" (the constant NumPy array `x`)."""
-
-    __slots__ = ("kind", "x")
-
-    def __init__(self, kind, x):
-        self.kind, self.x = kind, x
-
-    def __repr__(self):
-        if self.kind == "t":
-            return f"t{self.x}"
-        if self.kind == "v":
-            return f"var({self.x.name})"
-        return f"const{tuple(self.x.shape)}"
-
-
-class Node:
-    """One op of a graph. `outputs` are the TensorSpecs it produced when traced;
-    its output values are numbered from `first`. In a shape-polymorphic graph,
-    `symbolic` holds each output's shape with symbol names (str) for the sizes
-    that vary, else it is None."""
-
-    __slots__ = ("op", "name", "inputs", "attrs", "outputs", "first", "symbolic")
-
-    def __init__(self, op, name, inputs, attrs, outputs, symbolic=None):
-        self.op, self.name, self.inputs, self.attrs = op, name, inputs, attrs
-        self.outputs, self.symbolic = outputs, symbolic
-        self.first = 0
-
-
-class Graph:
-    """A traced function: input specs, nodes in execution order, and an output
-    structure (nested lists, tuples and dicts whose leaves are Refs or None).
-
-    A gradient graph (the traced backward of a custom gradient) takes the
-    upstream gradients first and then `num_captures` values captured from the
-    forward graph, and returns one gradient (or None) per input of its node.
-    """
-
-    def __init__(self, name, inputs, nodes, outputs, num_captures=0, args=None,
-                 dims=None, symbolic_inputs=None):
-        self.name = name
-        self.inputs = list(inputs)       # TensorSpecs with fully known shapes
-        self.nodes = list(nodes)
-        self.outputs = outputs
-        self.num_captures = num_captures
-        self.args = args                 # argument template (function graphs)
-        # Shape polymorphism: `dims` maps symbol names to the sizes the graph was
-        # traced with; `symbolic_inputs` are the input shapes with those symbols.
-        self.dims = dict(dims or {})
-        self.symbolic_inputs = symbolic_inputs
-        first = len(self.inputs)
-        for node in self.nodes:
-            node.first = first
-            first += len(node.outputs)
-        self.num_values = first
-
-    def spec_of(self, ref):
-        """The TensorSpec of a value this graph refers to."""
-        if ref.kind == "t":
-            if ref.x < len(self.inputs):
-                return self.inputs[ref.x]
-            for node in self.nodes:
-                if node.first <= ref.x < node.first + len(node.outputs):
-                    return node.outputs[ref.x - node.first]
-            raise IndexError(f"no value t{ref.x} in graph {self.name}")
-        value = ref.x._value if ref.kind == "v" else ref.x
-        return TensorSpec(value.shape, value.dtype)
-
-    def __str__(self):
-        shapes = self.symbolic_inputs or [s.shape for s in self.inputs]
-        lines = [f"graph {self.name}(" + ", ".join(
-            f"t{i}: {s.dtype}{list(shape)}" for i, (s, shape) in
-            enumerate(zip(self.inputs, shapes))) + ")"]
-        for node in self.nodes:
-            outs = ", ".join(f"t{node.first + k}" for k in range(len(node.outputs)))
-            args = ", ".join(map(repr, node.inputs))
-            attrs = {k: (Ref("v", v) if isinstance(v, Variable) else v)
-                     for k, v in node.attrs.items() if k not in ("forward", "captures")}
-            extra = f" {attrs}" if attrs else ""
-            lines.append(f"  {outs + ' = ' if outs else ''}{node.op}({args}){extra}")
-        lines.append(f"  return {_structure_text(self.outputs)}")
-        return "\n".join(lines)
-
-    __repr__ = __str__
-
-
-def _structure_text(s):
-    if isinstance(s, dict):
-        return "{" + ", ".join(f"{k!r}: {_structure_text(v)}" for k, v in s.items()) + "}"
-    if isinstance(s, (list, tuple)):
-        inner = ", ".join(_structure_text(v) for v in s)
-        return f"[{inner}]" if isinstance(s, list) else f"({inner}{',' if len(s) == 1 else ''})"
-    return repr(s)
-
-
-# --- replaying a graph ----------------------------------------------------------
-
-def run_graph(graph, inputs, check=False):
-    """Run `graph` on `inputs` (Tensors) through the public ops; returns its
-    output structure. With `check`, every node's outputs must match the specs
-    recorded in the graph (the saved-model loader's dry run)."""
-    env = list(inputs) + [None] * (graph.num_values - len(inputs))
-    dims = bind_dims(graph, inputs) if graph.dims else None
-
-    def value(ref):
-        kind = ref.kind
-        if kind == "t":
-            return env[ref.x]
-        if kind == "v":
-            return ref.x.read_value()
-        return Tensor(ref.x)
-
-    for i, node in enumerate(graph.nodes):
-        shapes = None if dims is None or node.symbolic is None else \
-            [tuple(dims[d] if isinstance(d, str) else d for d in s) for s in node.symbolic]
-        if check:
-            outs = _checked_run(i, node, value, shapes)
-        else:
-            outs = _run_node(node, [value(r) for r in node.inputs], value, shapes)
-        env[node.first:node.first + len(outs)] = outs
-    return _pack(graph.outputs, value)
-
-
-class NodeError(Exception):
-    """A node failed during a checked run (`run_graph(..., check=True)`)."""
-
-    def __init__(self, index, node, error):
-        super().__init__(f"node {index} ({node.op}): {type(error).__name__}: {error}")
-        self.index, self.node, self.error = index, node, error
-
-
-def bind_dims(graph, inputs):
-    """The sizes of a polymorphic graph's symbols, read off its inputs."""
-    dims = {}
-    for k, (t, shape) in enumerate(zip(inputs, graph.symbolic_inputs)):
-        if len(t.shape) != len(shape):
-            raise ValueError(f"graph {graph.name}: input {k} has shape {t.shape}, "
-                             f"expected rank {len(shape)}")
-        for n, d in zip(t.shape, shape):
-            if isinstance(d, str):
-                d = dims.setdefault(d, n)
-            if d != n:
-                raise ValueError(f"graph {graph.name}: input {k} has shape {t.shape}, "
-                                 f"which does not fit {list(shape)}")
-    return dims
-
-
-def _checked_run(i, node, value, shapes):
-    """Run a node for the loader's dry run: any failure, or outputs that differ
-    from the declared specs, become a NodeError. A singular matrix is a fact
-    about the dry run's values, not about the graph, so it yields zeros."""
-    try:
-        outs = _run_node(node, [value(r) for r in node.inputs], value, shapes, check=True)
-    except np.linalg.LinAlgError as e:
-        if node.op not in ("MatrixSolve", "MatrixInverse"):
-            raise NodeError(i, node, e) from None
-        outs = tuple(Tensor(np.zeros(s.shape, s.dtype)) for s in node.outputs)
-    except Exception as e:
-        raise NodeError(i, node, e) from None
-    try:
-        _check_outputs(node, outs)
-    except ValueError as e:
-        raise NodeError(i, node, e) from None
-    return outs
-
-
-def _run_node(node, args, value, shapes=None, check=False):
-    if node.op == "IdentityN":
-        return _replay_custom_gradient(node, args, value)
-    if node.op == "AssignVariableOp":
-        return _assign(node, args[0], check)
-    if shapes is None:
-        shapes = [s.shape for s in node.outputs]
-    outs = OPS[node.op].run(args, node.attrs, shapes)
-    return outs if isinstance(outs, (list, tuple)) else (outs,)
-
-
-def _assign(node, x, check):
-    """Replay `variable.assign(x)` (or assign_add, assign_sub); a checked run
-    only verifies that the value fits the variable."""
-    variable, mode = node.attrs["variable"], node.attrs["mode"]
-    if x.shape != variable.shape or x.dtype != variable.dtype:
-        raise ValueError(f"{mode} of a {x.dtype}{list(x.shape)} value to variable "
-                         f"{variable.name} of {variable.dtype}{list(variable.shape)}")
-    if not check:
-        getattr(variable, mode)(x, read_value=False)
-    return ()
-
-
-def _check_outputs(node, outs):
-    if len(outs) != len(node.outputs):
-        raise ValueError(f"op {node.op} produced {len(outs)} outputs, the graph "
-                         f"declares {len(node.outputs)}")
-    for k, (t, spec) in enumerate(zip(outs, node.outputs)):
-        if t.shape != spec.shape or t.dtype != spec.dtype:
-            raise ValueError(f"op {node.op} output {k} has shape {t.shape} and dtype "
-                             f"{t.dtype}, the graph declares shape {spec.shape} and "
-                             f"dtype {spec.dtype}")
-
-
-def _pack(structure, value):
-    if isinstance(structure, Ref):
-        return value(structure)
-    if structure is None:
-        return None
-    if isinstance(structure, dict):
-        return {k: _pack(v, value) for k, v in structure.items()}
-    if isinstance(structure, list):
-        return [_pack(v, value) for v in structure]
-    if isinstance(structure, tuple):
-        return tuple(_pack(v, value) for v in structure)
-    raise TypeError(f"bad output structure {structure!r}")
-
-
-def _replay_custom_gradient(node, args, value):
-    """Replay an IdentityN node: outputs are copies of its forward values, and
-    the tapes record ONE op whose gradient is the rule under its key."""
-    forward = [value(r) for r in node.attrs["forward"]]
-    captures = [value(r) for r in node.attrs["captures"]]
-    outs = tuple(Tensor(f._value) for f in forward)
-    if state.tapes:
-        record("IdentityN", tuple(args), outs,
-               {"_gradient_op_type": node.attrs["gradient"],
-                "num_inputs": node.attrs["num_inputs"],
-                "_forward_outputs": tuple(forward), "_captures": tuple(captures)},
-               "IdentityN")
-    return outs
-
-
-# --- the op table: how to replay each op type ------------------------------------
-
-class OpDef:
-    """How to replay one op type: `run(inputs, attrs, output_shapes)` calls the
-    public op; `from_op(operation)` takes the attributes a replay needs from a
-    recorded Operation; `arity` is the number of inputs (None: one or more)."""
-
-    __slots__ = ("run", "arity", "from_op")
-
-    def __init__(self, run, arity, from_op=None):
-        self.run, self.arity = run, arity
-        self.from_op = from_op or (lambda op: {})
-
-
-def _build_op_table():
-    from . import ops
-    from .custom import stop_gradient
-    from .ops import shapes
-
-    def unary(fn):
-        return OpDef(lambda xs, a, o: fn(xs[0]), 1)
-
-    def binary(fn):
-        return OpDef(lambda xs, a, o: fn(xs[0], xs[1]), 2)
-
-    def attr(*names):
-        return lambda op: {n: op.attrs[n] for n in names}
-
-    def reduction(fn):
-        return OpDef(lambda xs, a, o: fn(xs[0], axis=list(a["axis"]), keepdims=a["keepdims"]),
-                     1, lambda op: {"axis": tuple(op.attrs["axis"]),
-                                    "keepdims": bool(op.attrs["keepdims"])})
-
-    table = {
-        "AddV2": binary(ops.add), "Sub": binary(ops.subtract),
-        "Mul": binary(ops.multiply), "RealDiv": binary(ops.divide),
-        "Pow": binary(ops.pow), "Maximum": binary(ops.maximum),
-        "Minimum": binary(ops.minimum),
-        "Neg": unary(ops.negative), "Square": unary(ops.square), "Sqrt": unary(ops.sqrt),
-        "Exp": unary(ops.exp), "Log": unary(ops.log), "Sin": unary(ops.sin),
-        "Cos": unary(ops.cos), "Tanh": unary(ops.tanh), "Abs": unary(ops.abs),
-        "Identity": unary(ops.identity), "Sigmoid": unary(ops.sigmoid),
-        "Relu": unary(ops.relu), "Elu": unary(ops.elu), "Softplus": unary(ops.softplus),
-        "MatrixInverse": unary(ops.inv),
-        "SelectV2": OpDef(lambda xs, a, o: ops.where(*xs), 3),
-        "Cast": OpDef(lambda xs, a, o: ops.cast(xs[0], a["DstT"]), 1,
-                      lambda op: {"DstT": np.dtype(op.attrs["DstT"])}),
-        "Reshape": OpDef(lambda xs, a, o: ops.reshape(xs[0], o[0]), 1),
-        "BroadcastTo": OpDef(lambda xs, a, o: ops.broadcast_to(xs[0], o[0]), 1),
-        "Transpose": OpDef(lambda xs, a, o: ops.transpose(xs[0], a["perm"]), 1,
-                           lambda op: {"perm": tuple(int(p) for p in op.attrs["perm"])}),
-        "PadV2": OpDef(lambda xs, a, o: ops.pad(xs[0], a["paddings"],
-                                                constant_values=a["constant_values"]),
-                       1, _pad_attrs),
-        "ConcatV2": OpDef(lambda xs, a, o: ops.concat(xs, a["axis"]), None, attr("axis")),
-        "Pack": OpDef(lambda xs, a, o: ops.stack(xs, a["axis"]), None, attr("axis")),
-        "StridedSlice": OpDef(lambda xs, a, o: ops.getitem(xs[0], a["index"]), 1,
-                              attr("index")),
-        "StridedSliceGrad": OpDef(  # scatter into zeros of the output's shape
-            lambda xs, a, o: shapes._scatter(xs[0], a["index"], o[0][a["batch_ndim"]:],
-                                             a["batch_ndim"]),
-            1, lambda op: {"index": op.attrs["index"],
-                           "batch_ndim": int(op.attrs["batch_ndim"])}),
-        "Sum": reduction(ops.reduce_sum), "Mean": reduction(ops.reduce_mean),
-        "Max": reduction(ops.reduce_max), "Min": reduction(ops.reduce_min),
-        "Prod": reduction(ops.reduce_prod),
-        "MatMul": OpDef(lambda xs, a, o: ops.matmul(xs[0], xs[1], a["transpose_a"],
-                                                    a["transpose_b"]),
-                        2, attr("transpose_a", "transpose_b")),
-        "MatrixSolve": OpDef(lambda xs, a, o: ops.solve(xs[0], xs[1], adjoint=a["adjoint"]),
-                             2, attr("adjoint")),
-        "Einsum": OpDef(lambda xs, a, o: ops.einsum(a["equation"], *xs), None,
-                        attr("equation")),
-        "Softmax": OpDef(lambda xs, a, o: ops.softmax(xs[0], a["axis"]), 1, attr("axis")),
-    }
-    # Value ops: not differentiable (the engine registers them NotDifferentiable),
-    # but recorded, since their results depend on their inputs.
-    for op_type, fn in {"Equal": ops.equal, "NotEqual": ops.not_equal, "Less": ops.less,
-                        "LessEqual": ops.less_equal, "Greater": ops.greater,
-                        "GreaterEqual": ops.greater_equal}.items():
-        table[op_type] = OpDef(lambda xs, a, o, fn=fn: fn(xs[0], xs[1]), 2)
-    for op_type, fn in {"Sign": ops.sign, "Round": ops.round, "Floor": ops.floor,
-                        "StopGradient": stop_gradient}.items():
-        table[op_type] = OpDef(lambda xs, a, o, fn=fn: fn(xs[0]), 1)
-    return table
-
-
-def _pad_attrs(op):
-    """PadV2 keeps only the paddings; the fill value is read off the output."""
-    paddings = tuple((int(a), int(b)) for a, b in op.attrs["paddings"])
-    out = op.outputs[0]._value
-    inner = np.ones(out.shape, dtype=bool)
-    inner[tuple(slice(a, a + n) for (a, _), n in zip(paddings, op.inputs[0].shape))] = False
-    fill = out[inner][0].item() if inner.any() else 0
-    return {"paddings": paddings, "constant_values": fill}
-
-
-OPS = _build_op_table()
+__all__ = ["function", "Function", "ConcreteFunction"]
 
 
 # --- tracing ----------------------------------------------------------------------
@@ -417,34 +78,29 @@ class _OpLog(list):
             tracer._by_array[id(y._value)] = y
 
 
-class _VariableWatcher(list):
-    """Collects the variables read (all of them, trainable or not). Compared by
-    identity, so `state.variable_watchers.remove(other)` never removes it."""
+class _VariableLog(list):
+    """A tracer's entry in `state.variable_watchers`: every variable read during
+    the trace (trainable or not) is noted in the tracer's `_variables`."""
 
-    def __init__(self, on_append=None):
+    def __init__(self, tracer):
         super().__init__()
-        self._on_append = on_append
+        self.tracer = tracer
 
     def append(self, variable):
         super().append(variable)
-        if self._on_append is not None:
-            self._on_append(variable)
-
-    def __eq__(self, other):
-        return self is other
-
-    __hash__ = object.__hash__
+        self.tracer._variables[variable._id] = variable
 
 
 class _Tracer:
     """Stands in `state.tapes` while a function (or a custom gradient's backward)
     is traced, and turns what it sees into a Graph.
 
-    It offers what the engine asks of a tape: `_producer`, `_ops`,
-    `_watch_accessed_variables` and `_watch_variable`.
+    It offers what the engine asks of a tape: `_producer` and `_ops` (and the
+    hook `_variable_assigned`); the variables it reads reach it through its
+    `_VariableLog` in `state.variable_watchers`.
     """
 
-    _watch_accessed_variables = True
+    _watch_accessed_variables = False  # variables reach the _VariableLog instead
 
     def __init__(self, name, parent=None):
         self.name = name
@@ -457,10 +113,7 @@ class _Tracer:
         self._variables = {}            # id -> Variable read during the trace
         self._by_array = {}             # id(ndarray) -> the latest tensor holding it
         self._assigned = {}             # id -> (Variable, its value before the trace)
-        self._watcher = _VariableWatcher(self._watch_variable)
-
-    def _watch_variable(self, variable):
-        self._variables[variable._id] = variable
+        self._watcher = _VariableLog(self)
 
     def _variable_assigned(self, variable, value, mode):
         """`variable.assign*(value)` during the trace (the engine calls this just
@@ -662,34 +315,6 @@ def _frozen(value):
     return array
 
 
-# --- gradient graphs in the registry ------------------------------------------------
-
-GRADIENT_GRAPHS = {}  # registry key -> the Graph its rule replays
-_gradient_keys = itertools.count(1)
-_process_token = None
-
-
-def register_gradient_graph(graph):
-    """Register a rule that replays `graph` under a fresh key; return the key.
-
-    The rule feeds the upstream gradients and the op's captured forward values
-    (attribute `_captures`) to the graph. Keys carry a random per-process token,
-    so a key saved by one process never names another process's gradient.
-    """
-    global _process_token
-    if _process_token is None:
-        import os
-        _process_token = os.urandom(4).hex()
-    key = f"CustomGradient-{_process_token}-{next(_gradient_keys)}"
-
-    def rule(op, *grads):
-        return run_graph(graph, list(grads) + list(op.attrs["_captures"]))
-
-    rule.__qualname__ = f"gradient_graph[{key}]"
-    registry.RegisterGradient(key)(rule)
-    GRADIENT_GRAPHS[key] = graph
-    return key
-
 
 # --- shape polymorphism ------------------------------------------------------------
 
@@ -722,12 +347,29 @@ def generalize(ga, gb, symbols):
         return None
 
 
+# Ops whose result does not depend on knowing their inputs' rank (reductions
+# only over all axes): what a graph for an input of unknown rank may hold.
+RANK_FREE = {"AddV2", "Sub", "Mul", "RealDiv", "Pow", "Maximum", "Minimum", "Neg",
+             "Square", "Sqrt", "Exp", "Log", "Sin", "Cos", "Tanh", "Abs", "Sign", "Round",
+             "Floor", "Equal", "NotEqual", "Less", "LessEqual", "Greater", "GreaterEqual",
+             "SelectV2", "Cast", "Identity", "StopGradient", "Sigmoid", "Relu", "Elu",
+             "Softplus", "Sum", "Mean", "Max", "Min", "Prod", "IdentityN"}
+_REDUCTIONS = {"Sum", "Mean", "Max", "Min", "Prod"}
+
+
+def _all_axes(graph, node):
+    """Whether a reduction node reduces every axis of its input."""
+    return tuple(node.attrs["axis"]) == tuple(range(len(graph.spec_of(node.inputs[0]).shape)))
+
+
 def _generalize(ga, gb, symbols):
     used = {}
 
     def shape(sa, sb):
-        if sa.dtype != sb.dtype or len(sa.shape) != len(sb.shape):
+        if sa.dtype != sb.dtype:
             raise _NotPolymorphic
+        if len(sa.shape) != len(sb.shape):
+            return None  # traced with two ranks (an unknown-rank input): any shape
         out = []
         for a, b in zip(sa.shape, sb.shape):
             if a != b:
@@ -783,12 +425,23 @@ def _generalize(ga, gb, symbols):
                     raise _NotPolymorphic
                 backward = _generalize(GRADIENT_GRAPHS[ka], GRADIENT_GRAPHS[kb], symbols)
                 attrs = dict(na.attrs, gradient=register_gradient_graph(backward))
+        elif na.op in _REDUCTIONS and not same(na.attrs, nb.attrs):
+            # over all axes of inputs of two ranks: over all axes of any input
+            if not (_all_axes(ga, na) and _all_axes(gb, nb)
+                    and na.attrs["keepdims"] == nb.attrs["keepdims"]):
+                raise _NotPolymorphic
+            attrs = {"axis": None, "keepdims": na.attrs["keepdims"]}
         elif not same(na.attrs, nb.attrs):
             raise _NotPolymorphic
         out = [shape(a, b) for a, b in zip(na.outputs, nb.outputs)]
-        symbolic = out if any(isinstance(d, str) for s in out for d in s) else None
+        if None in out and na.op not in RANK_FREE:
+            raise _NotPolymorphic  # e.g. a reshape whose target shape depends on the rank
+        symbolic = out if any(s is None or any(isinstance(d, str) for d in s)
+                              for s in out) else None
         nodes.append(Node(na.op, na.name, na.inputs, attrs, na.outputs, symbolic=symbolic))
-    bound = {d for s in inputs for d in s if isinstance(d, str)}
+    if None not in inputs and any(s is None for n in nodes for s in (n.symbolic or ())):
+        raise _NotPolymorphic  # a rank that varies but no input tells
+    bound = {d for s in inputs if s is not None for d in s if isinstance(d, str)}
     if set(used) - bound:
         raise _NotPolymorphic  # a size that varies but no input tells
     return Graph(ga.name, ga.inputs, nodes, ga.outputs, ga.num_captures, ga.args,
@@ -796,7 +449,8 @@ def _generalize(ga, gb, symbols):
 
 
 def symbolic_key(key, graph):
-    """A trace key with the tensors' shapes replaced by the graph's symbolic ones."""
+    """A trace key with the tensors' shapes replaced by the graph's symbolic ones
+    (None: any shape)."""
     shapes = iter(graph.symbolic_inputs or [s.shape for s in graph.inputs])
     return tuple(("T", next(shapes), k[2]) if k[0] == "T" else k for k in key)
 
@@ -811,7 +465,11 @@ def key_matches(pattern, key):
             if p != k:
                 return False
             continue
-        if p[2] != k[2] or len(p[1]) != len(k[1]):
+        if p[2] != k[2]:
+            return False
+        if p[1] is None:
+            continue  # an input of any shape
+        if len(p[1]) != len(k[1]):
             return False
         for d, n in zip(p[1], k[1]):
             if isinstance(d, str):
@@ -931,6 +589,28 @@ def fill_arguments(template, tensors):
     return [walk(v) for v in template]
 
 
+def _input_names(template, function):
+    """The Python parameter name of each tensor input of a trace (`x`, or
+    `xs_1` for the second tensor inside the argument `xs`)."""
+    signature = getattr(function, "_signature", None)
+    params = list(signature.parameters) if signature is not None else []
+    names = {}
+
+    def walk(v, base):
+        if isinstance(v, _Input):
+            names.setdefault(v.index, base)
+        elif isinstance(v, dict):
+            for k, x in v.items():
+                walk(x, f"{base}_{k}")
+        elif isinstance(v, (list, tuple)):
+            for k, x in enumerate(v):
+                walk(x, f"{base}_{k}")
+
+    for k, v in enumerate(template or []):
+        walk(v, params[k] if k < len(params) else f"arg{k}")
+    return [names.get(i, f"x{i}") for i in range(max(names, default=-1) + 1)]
+
+
 class ConcreteFunction:
     """One trace of a Function, for one set of input shapes and dtypes (or, when
     `polymorphic`, for every size of its symbolic dimensions)."""
@@ -941,6 +621,8 @@ class ConcreteFunction:
         self._function = function
         self.graph = graph
         self._key = key
+        self._programs = {}  # input shapes (None: the traced ones) -> compiled Program
+        self._jit = bool(getattr(function, "jit_compile", False))
 
     @property
     def inputs(self):
@@ -951,18 +633,55 @@ class ConcreteFunction:
         if key != self._key and not (self.polymorphic and key_matches(self._key, key)):
             raise ValueError(f"concrete function {self.graph.name}: these arguments do not "
                              f"match the ones it was traced for ({self.graph.inputs})")
+        return self.run(tensors)
+
+    def run(self, tensors):
+        """Run the graph on `tensors`: its compiled program when the function was
+        made with jit_compile=True and nothing is watching (no tape, accumulator
+        or trace could record a program's NumPy calls), else through the ops,
+        which tapes record, so gradients of any order flow through the call."""
+        if self._jit and not state.tapes and not state.variable_watchers:
+            program = self._programs.get(None) if self.graph.symbolic_inputs is None \
+                else None
+            if program is None:
+                program = self.program(tensors)
+            return program([t._value for t in tensors])
         return run_graph(self.graph, tensors)
+
+    def program(self, tensors=None):
+        """The compiled program for these input tensors (made once per shapes)."""
+        graph = self.graph
+        shapes = None if tensors is None or graph.symbolic_inputs is None else \
+            tuple(tuple(t.shape) for t in tensors)
+        programs = self._programs
+        program = programs.get(shapes)
+        if program is None:
+            node_shapes = None
+            if shapes is not None:
+                dims = bind_dims(graph, tensors)
+                node_shapes = [[None if s is None else
+                                tuple(dims[d] if isinstance(d, str) else d for d in s)
+                                for s in (node.symbolic or [o.shape for o in node.outputs])]
+                               for node in graph.nodes]
+            program = programs[shapes] = compile_graph(
+                graph, _input_names(graph.args, self._function), node_shapes)
+        return program
 
     def __repr__(self):
         return f"<ConcreteFunction {self.graph.name} inputs={self.graph.inputs}>"
+
+
+_NOT_YET = object()
 
 
 class Function:
     """What `@mt.function` returns: a callable that traces once per input
     signature (shapes, dtypes and Python arguments) and replays afterwards."""
 
-    def __init__(self, python_function, input_signature=None, name=None, instance=None):
+    def __init__(self, python_function, input_signature=None, name=None, instance=None,
+                 jit_compile=False):
         functools.update_wrapper(self, python_function)
+        self.jit_compile = bool(jit_compile)
         self.python_function = python_function
         self.input_signature = None if input_signature is None else \
             _check_signature(input_signature)
@@ -974,9 +693,12 @@ class Function:
         self._signature = signature
         self._instance = instance        # a weakref.ref for a method bound to an object
         self._concrete = {}
+        self._by_shapes = {}  # (shape, dtype) of each positional tensor -> its trace
         self._bound = weakref.WeakKeyDictionary()
-        self._tracing_count = 0
+        self._tracing_count = 0          # traces kept, as TensorFlow counts them
+        self._exact_traces = 0           # of which for fixed shapes (they name graphs)
         self._signature_concrete = None
+        self._polymorphic = _NOT_YET     # the signature's shape-polymorphic trace, or None
         self._lock = threading.RLock()
 
     @property
@@ -994,11 +716,12 @@ class Function:
             if bound is None:
                 bound = cache[id(self)] = Function(self.python_function,
                                                    self.input_signature, self._name,
-                                                   instance=lambda i=instance: i)
+                                                   instance=lambda i=instance: i,
+                                                   jit_compile=self.jit_compile)
             return bound
         if bound is None:
             bound = Function(self.python_function, self.input_signature, self._name,
-                             instance=weakref.ref(instance))
+                             instance=weakref.ref(instance), jit_compile=self.jit_compile)
             self._bound[instance] = bound
         return bound
 
@@ -1022,12 +745,31 @@ class Function:
             with self._lock:
                 concrete = self._concrete.get(key)
                 if concrete is None:
-                    concrete = self._trace(template, tensors, key)
+                    concrete = self._signature_trace_for(key) or \
+                        self._trace(template, tensors, key)
                     self._concrete[key] = concrete
         return concrete
 
-    def _trace(self, template, tensors, key):
-        tracer = _Tracer(f"{self._name}_{self._tracing_count + 1}")
+    def _signature_trace_for(self, key):
+        """The input_signature's one trace, when it has unknown sizes or ranks,
+        was traced shape-polymorphic and fits these arguments (as TensorFlow
+        traces a signature once)."""
+        if self.input_signature is None or not any(
+                s.shape is None or None in s.shape
+                for s in nest.flatten(list(self.input_signature))):
+            return None
+        concrete = self._polymorphic_signature_trace()
+        if concrete is not None and key_matches(concrete._key, key):
+            return concrete
+        return None
+
+    def _polymorphic_signature_trace(self):
+        if self._polymorphic is _NOT_YET:
+            self._polymorphic = self._polymorphic_trace()
+        return self._polymorphic
+
+    def _trace(self, template, tensors, key, count=True):
+        tracer = _Tracer(f"{self._name}_{self._exact_traces + 1}")
         placeholders = [tracer.placeholder(t) for t in tensors]
         with tracer.active():
             try:
@@ -1036,59 +778,123 @@ class Function:
                 e.add_note(f"(raised while tracing mt.function {self._name})")
                 raise
         graph = tracer.build(outputs, args=template)
-        self._tracing_count += 1
+        self._tracing_count += count
+        self._exact_traces += count
         return ConcreteFunction(self, graph, key)
 
     def __call__(self, *args, **kwargs):
+        if not kwargs and all(type(a) is Tensor for a in args):
+            # The common call, positional tensors only: its trace depends on
+            # their shapes and dtypes alone, so skip binding the arguments.
+            shapes = tuple((a._value.shape, a._value.dtype) for a in args)
+            concrete = self._by_shapes.get(shapes)
+            if concrete is not None:
+                return concrete.run(args)
+            template, tensors, key = self._split(args, kwargs)
+            concrete = self._concrete_for(template, tensors, key)
+            if all(t is a for t, a in zip(tensors, args)) and len(tensors) == len(args):
+                self._by_shapes[shapes] = concrete
+            return concrete.run(tensors)
         template, tensors, key = self._split(args, kwargs)
-        return run_graph(self._concrete_for(template, tensors, key).graph, tensors)
+        return self._concrete_for(template, tensors, key).run(tensors)
+
+    def experimental_get_compiler_ir(self, *args, **kwargs):
+        """TensorFlow's way to read what a call runs: `f.experimental_get_compiler_ir(x)`
+        returns a function of `stage`: "python" gives the source of the compiled
+        program for these arguments, "graph" the traced graph as text."""
+        template, tensors, key = self._split(args, kwargs)
+        concrete = self._concrete_for(template, tensors, key)
+
+        def ir(stage="python", device_name=None):
+            if stage == "python":
+                return concrete.program(tensors).source
+            if stage == "graph":
+                return str(concrete.graph)
+            raise ValueError(f"experimental_get_compiler_ir: stage must be 'python' or "
+                             f"'graph' (minitape compiles to Python, not XLA), got {stage!r}")
+        return ir
 
     def get_concrete_function(self, *args, **kwargs):
         """The trace for these arguments (tensors, or mt.TensorSpecs), made if new.
-        With an input_signature and no arguments: the trace for the signature."""
+        With an input_signature and no arguments: the trace for the signature
+        (`signature_concrete_function`, the one `mt.saved_model.save` writes)."""
         if not args and not kwargs and self.input_signature is not None:
-            args = tuple(self.input_signature)  # unknown sizes trace as 1, unknown rank as ()
+            return self.signature_concrete_function()
         template, tensors, key = self._split(args, kwargs)
         return self._concrete_for(template, tensors, key)
 
     def concrete_functions(self):
-        """The traces made so far."""
-        return list(self._concrete.values())
+        """The traces made so far (each once)."""
+        return list({id(c): c for c in self._concrete.values()}.values())
 
-    def signature_concrete_function(self):
+    def signature_concrete_function(self, any_rank=False):
         """The trace `mt.saved_model.save` writes for the input_signature.
 
-        Unknown sizes in specs of known rank make it shape-polymorphic when the
-        function allows: it is traced twice, with two different sizes for each
-        unknown, and if the two graphs differ only in those sizes they become one
-        graph whose shapes name them (`n0`, `n1`, ...). Otherwise it is the
-        trace with each unknown size 1 (an unknown rank traces as a scalar).
+        Unknown sizes make it shape-polymorphic when the function allows: it is
+        traced twice, with two different sizes for each unknown (and a scalar,
+        then a matrix, for an unknown rank), and if the two graphs differ only
+        in those sizes they become one graph whose shapes name them (`n0`,
+        `n1`, ...; None for a shape of unknown rank). Calls that fit the
+        signature then all run this one trace. Otherwise it is the trace with
+        each unknown size 1 (an unknown rank traces as a scalar).
+
+        A trace for inputs of unknown rank is returned only with `any_rank`
+        (the saved-model format stores fixed ranks; without it such a
+        signature gives its scalar trace, as before).
         """
         if self.input_signature is None:
             return None
+        specs = nest.flatten(list(self.input_signature))
+        if any_rank or any(s.shape is not None and None in s.shape for s in specs):
+            polymorphic = self._polymorphic_signature_trace()
+            if polymorphic is not None and (
+                    any_rank or None not in polymorphic.graph.symbolic_inputs):
+                return polymorphic
         if self._signature_concrete is None:
-            self._signature_concrete = self._polymorphic_trace() or \
-                self.get_concrete_function()
+            self._signature_concrete = self._exact_signature_trace()
         return self._signature_concrete
 
+    def _exact_signature_trace(self):
+        """The trace with each unknown size 1 and each unknown rank a scalar."""
+        template, tensors, key = self._split(tuple(self.input_signature), {})
+        concrete = self._concrete.get(key)
+        if concrete is None or concrete.polymorphic:
+            concrete = self._trace(template, tensors, key)
+            self._concrete.setdefault(key, concrete)
+        return concrete
+
     def _polymorphic_trace(self):
+        """Trace twice, with different sizes for each unknown size and, for an
+        unknown rank, a scalar and then a matrix; one graph if they agree."""
         specs = nest.flatten(list(self.input_signature))
         n = sum(d is None for s in specs if s.shape is not None for d in s.shape)
-        if not n:
+        ranks = sum(s.shape is None for s in specs)
+        if not n and not ranks:
             return None
-        pairs = sentinel_sizes(n)
+        pairs = sentinel_sizes(n + 2 * ranks)
         traces = []
         for pick in (0, 1):
             sizes = iter(p[pick] for p in pairs)
-            examples = [Tensor(np.ones(() if s.shape is None else tuple(
-                next(sizes) if d is None else d for d in s.shape), s.dtype)) for s in specs]
+
+            def example(s):
+                if s.shape is None:  # unknown rank: a scalar, then a matrix
+                    first, second = next(sizes), next(sizes)
+                    return () if pick == 0 else (first, second)
+                return tuple(next(sizes) if d is None else d for d in s.shape)
+            examples = [Tensor(np.ones(example(s), s.dtype)) for s in specs]
             args = nest.pack_like(list(self.input_signature), examples)
             template, tensors, key = self._split(tuple(args), {})
-            traces.append((self._trace(template, tensors, key), key))
+            try:
+                traces.append((self._trace(template, tensors, key, count=False), key))
+            except Exception:
+                if not ranks:
+                    raise
+                return None  # the function needs a rank: trace each shape on its own
         symbols = {p: f"n{k}" for k, p in enumerate(pairs)}
         graph = generalize(traces[0][0].graph, traces[1][0].graph, symbols)
         if graph is None:
             return None
+        self._tracing_count += 1
         concrete = ConcreteFunction(self, graph, symbolic_key(traces[0][1], graph))
         concrete.polymorphic = True
         return concrete
@@ -1108,9 +914,14 @@ def function(func=None, input_signature=None, autograph=True, jit_compile=None,
 
     The first call with new input shapes and dtypes traces `func` into a Graph;
     later calls replay it. Python values in the arguments are part of what a
-    trace is for. `autograph`, `jit_compile` and `reduce_retracing` are accepted
-    for TensorFlow compatibility and ignored.
+    trace is for. With `jit_compile=True` (or TensorFlow's older name
+    `experimental_compile`) each trace is also compiled into one straight-line
+    NumPy function (`compiler.py`), which calls run when no tape is recording.
+    `autograph` and `reduce_retracing` are accepted for TensorFlow
+    compatibility and ignored.
     """
+    jit = bool(jit_compile or experimental_compile)
     if func is None:
-        return lambda f: Function(f, input_signature, name)
-    return Function(func, input_signature, name)
+        return lambda f: Function(f, input_signature, name, jit_compile=jit)
+    return Function(func, input_signature, name, jit_compile=jit)
+

@@ -18,8 +18,7 @@ import math
 
 import numpy as np
 
-from . import nest, ops
-from .recording import marks, rollback
+from . import arguments, nest, ops, registry
 from .tangents import push_tangents
 from .backward import ops_between
 from .tape import (GradientTape, UnconnectedGradients, as_sources, as_targets,
@@ -37,10 +36,9 @@ def jacobian(self, target, sources, unconnected_gradients=UnconnectedGradients.N
       target, starting from an upstream gradient that is 1 at that element;
     - forward: one forward sweep over the recorded ops per *column*, that is
       per element of a source, starting from a tangent that is 1 there.
-    `experimental_direction="auto"` (the default) sweeps forward when the
-    sources have clearly fewer elements than the target (twice the sum of
-    their sizes is less than the target's size: `jacobian_direction`),
-    else walks backward; "forward" or "reverse" forces one.
+    `experimental_direction="auto"` (the default) takes the direction that
+    computes fewer numbers, counted on the recorded ops between the sources
+    and the target (`direction_costs`); "forward" or "reverse" forces one.
 
     With `experimental_use_pfor=True` the rows (or columns) travel together
     as a leading batch dimension, in chunks of `parallel_iterations` of
@@ -50,6 +48,7 @@ def jacobian(self, target, sources, unconnected_gradients=UnconnectedGradients.N
     """
     self._check_usable("jacobian")
     unconnected = check_unconnected(unconnected_gradients)
+    _check_parallel_iterations("jacobian", parallel_iterations)
     if not isinstance(target, TensorLike):
         raise TypeError(f"jacobian: target must be a single tensor, got a "
                         f"{type(target).__name__}; call jacobian once per target "
@@ -57,25 +56,28 @@ def jacobian(self, target, sources, unconnected_gradients=UnconnectedGradients.N
     (target,) = as_targets([target], "jacobian", "target")
     flat_sources = as_sources(sources, "jacobian")
     tshape = target.shape
-    n_in = sum(s.size for s in flat_sources)
+    direction = _pick_direction(self, experimental_direction, target, flat_sources,
+                                "jacobian")
     results = []
-    if _pick_direction(experimental_direction, n_in, target.size, "jacobian") == "forward":
-        # Column j of source s: the tangent of the target when s moves along
-        # its j-th element. Stacked: (s.size,) + tshape; move that axis last.
-        for s in flat_sources:
-            columns = _stacked_tangents(self, 
-                target, s, _OneHot(s.shape, s.dtype), s.size, unconnected,
-                parallel_iterations, experimental_use_pfor)
-            results.append(None if columns is None else ops.reshape(
-                _axis_to_end(columns), tshape + s.shape))
-    else:
-        rows = _stacked_gradients(self, 
-            target, _OneHot(tshape, target.dtype), target.size, flat_sources,
-            unconnected, parallel_iterations, experimental_use_pfor)
-        results = [None if r is None else ops.reshape(r, tshape + s.shape)
-                   for r, s in zip(rows, flat_sources)]
+    with self._one_call():
+        if direction == "forward":
+            # Column j of source s: the tangent of the target when s moves along
+            # its j-th element. Stacked: (s.size,) + tshape; move that axis last.
+            for s in flat_sources:
+                columns = _stacked_tangents(
+                    self, target, s, _OneHot(s.shape, s.dtype), s.size, unconnected,
+                    parallel_iterations, experimental_use_pfor)
+                results.append(None if columns is None else ops.reshape(
+                    _axis_to_end(columns), tshape + s.shape))
+        else:
+            rows = _stacked_gradients(
+                self, target, _OneHot(tshape, target.dtype), target.size, flat_sources,
+                unconnected, parallel_iterations, experimental_use_pfor)
+            results = [None if r is None else ops.reshape(r, tshape + s.shape)
+                       for r, s in zip(rows, flat_sources)]
     self._release()
     return nest.pack_like(sources, results)
+
 
 def batch_jacobian(self, target, source, unconnected_gradients=UnconnectedGradients.NONE,
                    parallel_iterations=None, experimental_use_pfor=True,
@@ -88,7 +90,7 @@ def batch_jacobian(self, target, source, unconnected_gradients=UnconnectedGradie
     per-example Jacobian only when examples do not interact.
 
     `experimental_direction="forward"` (or "auto", which chooses as
-    `jacobian` does, by the sizes of one example) sweeps tangents forward
+    `jacobian` does, by the numbers each direction computes) sweeps tangents forward
     instead: column j is 1 at input element j of every example, which gives
     the same per-example Jacobian when examples do not interact. When they
     do (BatchNormalization in training), the two directions answer
@@ -96,6 +98,10 @@ def batch_jacobian(self, target, source, unconnected_gradients=UnconnectedGradie
     """
     self._check_usable("batch_jacobian")
     unconnected = check_unconnected(unconnected_gradients)
+    _check_parallel_iterations("batch_jacobian", parallel_iterations)
+    if not isinstance(source, TensorLike):
+        raise TypeError(f"batch_jacobian: source must be a single tensor, got a "
+                        f"{type(source).__name__}; call batch_jacobian once per source")
     (target,) = as_targets([target], "batch_jacobian", "target")
     (source,) = as_sources([source], "batch_jacobian")
     if target.ndim < 1 or source.ndim < 1 or target.shape[0] != source.shape[0]:
@@ -104,21 +110,23 @@ def batch_jacobian(self, target, source, unconnected_gradients=UnconnectedGradie
             f"and the source {source.shape} must be equal")
     b, ttail, stail = target.shape[0], target.shape[1:], source.shape[1:]
     m, n = math.prod(ttail), math.prod(stail)
-    direction = _pick_direction(experimental_direction, n, m, "batch_jacobian")
+    direction = _pick_direction(self, experimental_direction, target, [source],
+                                "batch_jacobian", m, [n])
     result = None
-    if direction == "forward":
-        columns = _stacked_tangents(self, 
-            target, source, _OneHot(stail, source.dtype, b), n, unconnected,
-            parallel_iterations, experimental_use_pfor)
-        if columns is not None:  # (n, b) + ttail -> (b,) + ttail + stail
-            result = ops.reshape(_axis_to_end(columns), (b,) + ttail + stail)
-    else:
-        (rows,) = _stacked_gradients(self, 
-            target, _OneHot(ttail, target.dtype, b), m, [source], unconnected,
-            parallel_iterations, experimental_use_pfor)
-        if rows is not None:  # (m, b) + stail -> (b,) + ttail + stail
-            perm = (1, 0) + tuple(range(2, rows.ndim))
-            result = ops.reshape(ops.transpose(rows, perm), (b,) + ttail + stail)
+    with self._one_call():
+        if direction == "forward":
+            columns = _stacked_tangents(
+                self, target, source, _OneHot(stail, source.dtype, b), n, unconnected,
+                parallel_iterations, experimental_use_pfor)
+            if columns is not None:  # (n, b) + ttail -> (b,) + ttail + stail
+                result = ops.reshape(_axis_to_end(columns), (b,) + ttail + stail)
+        else:
+            (rows,) = _stacked_gradients(
+                self, target, _OneHot(ttail, target.dtype, b), m, [source], unconnected,
+                parallel_iterations, experimental_use_pfor)
+            if rows is not None:  # (m, b) + stail -> (b,) + ttail + stail
+                perm = (1, 0) + tuple(range(2, rows.ndim))
+                result = ops.reshape(ops.transpose(rows, perm), (b,) + ttail + stail)
     self._release()
     return result
 
@@ -160,42 +168,84 @@ def _stacked_tangents(tape, target, source, seeds, n, unconnected, chunk, use_pf
 
 
 def _forward_sweep(tape, path, tangents):
-    """Run one forward sweep; if it fails, leave every tape as it was."""
-    if not tape._persistent:
-        tape._stop()
-    before = marks()
-    try:
-        for op in path:
-            push_tangents(op, tangents)
-        return tangents
-    except BaseException:
-        rollback(before)
-        raise
+    """One forward sweep: the tangents of every tensor on the path (by id)."""
+    for op in path:
+        push_tangents(op, tangents)
+    return tangents
 
 
 _CHUNK_ELEMENTS = 2 ** 22  # numbers per batched tensor (16 MB of float32) in a jacobian
 
 
-def jacobian_direction(n_inputs, n_outputs):
-    """The direction `jacobian(..., experimental_direction="auto")` takes for a
-    Jacobian with `n_outputs` rows and `n_inputs` columns.
+def jacobian_direction(n_inputs, n_outputs, sweep_numbers=1, walk_numbers=1):
+    """The cheaper direction for a Jacobian with `n_outputs` rows and
+    `n_inputs` columns: "forward" or "reverse".
 
-    Reverse mode costs one backward walk per row, forward mode one sweep per
-    column, and a walk and a sweep cost about the same; so forward mode wins
-    when there are fewer columns. "auto" goes forward only when that clearly
-    saves work (twice as many rows as columns): near the tie the better-trodden
-    backward walk is kept.
+    Forward mode runs one sweep per column, reverse mode one backward walk per
+    row. A sweep computes `sweep_numbers` numbers (on each op of the path,
+    one output-sized tangent term per input with a tangent), a walk
+    `walk_numbers` (the gradients the rules send to the inputs on the path);
+    "auto" counts both on the recorded ops (`direction_costs`). Without them,
+    a sweep and a walk are taken to cost the same. On a tie, reverse mode,
+    TensorFlow's.
     """
-    return "forward" if 2 * n_inputs < n_outputs else "reverse"
+    forward, reverse = n_inputs * sweep_numbers, n_outputs * walk_numbers
+    return "forward" if forward < reverse else "reverse"
 
 
-def _pick_direction(choice, n_in, n_out, method):
+def _check_parallel_iterations(method, n):
+    if n is not None and arguments.size(method, "parallel_iterations", n) == 0:
+        raise ValueError(f"{method}: parallel_iterations must be positive, got {n}")
+
+
+def direction_costs(tape, target, sources, n_outputs=None, n_inputs=None):
+    """(forward, reverse): how many numbers each direction computes for the
+    Jacobian of `target` with respect to `sources`, estimated from the ops the
+    tape recorded between them (rule internals not counted).
+
+    Forward: for each source, one sweep per element; on each op between that
+    source and the target, a sweep computes one term of the output's tangent
+    (output-sized) per input that carries a tangent. Reverse: one walk per
+    element of the target; on each op, a walk computes the gradient of every
+    input that leads to a source. (batch_jacobian passes the sizes of one
+    example as `n_outputs` and `n_inputs`.)
+    """
+    n_outputs = target.size if n_outputs is None else n_outputs
+    n_inputs = [s.size for s in sources] if n_inputs is None else n_inputs
+    forward = 0
+    for s, n in zip(sources, n_inputs):
+        path, needs, _ = ops_between(tape._producer, [target._id], {s._id})
+        forward += n * sum(sum(needs[op.seq]) * sum(y._value.size for y in op.outputs)
+                           for op in path)
+    path, needs, _ = ops_between(tape._producer, [target._id], {s._id for s in sources})
+    walk = sum(x._value.size for op in path for x, flag in zip(op.inputs, needs[op.seq])
+               if flag)
+    return forward, n_outputs * walk
+
+
+def _pick_direction(tape, choice, target, sources, method, n_outputs=None, n_inputs=None):
     if choice == "auto":
-        return jacobian_direction(n_in, n_out)
+        if _borrows_a_jvp(tape, target, sources):
+            return "reverse"
+        forward, reverse = direction_costs(tape, target, sources, n_outputs, n_inputs)
+        return jacobian_direction(1, 1, forward, reverse)
     if choice in ("forward", "reverse"):
         return choice
     raise ValueError(f"{method}: experimental_direction must be 'auto', 'forward' or "
                      f"'reverse', got {choice!r}")
+
+
+def _borrows_a_jvp(tape, target, sources):
+    """Whether forward mode would take some op's JVP from a user's gradient
+    function (a custom_gradient, a primitive without a JVP rule). Such a
+    "gradient" need not be linear in its upstream (one that clips it is not),
+    and then the two directions give different Jacobians; "auto" keeps
+    TensorFlow's, reverse mode."""
+    path, _, _ = ops_between(tape._producer, [target._id], {s._id for s in sources})
+    for op in path:
+        if registry.lookup_jvp(op) is None and registry.lookup(op) is not None:
+            return True
+    return False
 
 
 class _OneHot:

@@ -137,6 +137,9 @@ class Dense(Layer):
     'softmax', 'softplus', 'elu', 'linear')."""
 
     def __init__(self, units, activation=None, use_bias=True, name=None):
+        if isinstance(units, bool) or not isinstance(units, (int, np.integer)) \
+                or units <= 0:
+            raise ValueError(f"Dense: units must be a positive integer, got {units!r}")
         super().__init__(name)
         self.units = int(units)
         self.activation = get_activation(activation)

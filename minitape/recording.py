@@ -42,13 +42,25 @@ class Operation:
         self.outputs = outputs
         self.attrs = attrs
         self.seq = _next_seq()  # creation order: a topological order of all ops
-        # Set by the backward walk just before this op's rule runs: needs[i] is
-        # False when input i leads to no source, so a rule may skip that gradient
-        # (TensorFlow's `skip_input_indices`). All True outside a walk.
+        # needs[i] is False when input i leads to no source, so a rule may skip
+        # that gradient (TensorFlow's `skip_input_indices`). A recorded op is
+        # shared by every walk (and thread), so it never changes: all True.
         self.needs = ALL_INPUTS
 
     def get_attr(self, name):
+        if not self.attrs or name not in self.attrs:
+            raise ValueError(f"Operation '{self.name}' (type {self.type}) has no attr "
+                             f"named {name!r}; it has {sorted(self.attrs or ())}")
         return self.attrs[name]
+
+    def with_needs(self, needs):
+        """This op as one backward walk's rule sees it: the same fields, with
+        `needs` saying which inputs lead to a source in that walk. A copy, so
+        walks running at once (in threads) never see each other's flags."""
+        op = Operation.__new__(Operation)
+        op.type, op.name, op.inputs, op.outputs = self.type, self.name, self.inputs, self.outputs
+        op.attrs, op.seq, op.needs = self.attrs, self.seq, needs
+        return op
 
     def __repr__(self):
         ins = ", ".join(str(x.shape) for x in self.inputs)

@@ -291,7 +291,9 @@ class _Writer:
         index = self._function_index.get(id(fn))
         if index is not None:
             return index
-        traces = fn.concrete_functions()
+        # Traces for inputs of unknown rank (TensorSpec(None)) are not in the format yet.
+        traces = [c for c in fn.concrete_functions()
+                  if None not in (c.graph.symbolic_inputs or ())]
         if isinstance(fn, _fn.Function) and fn.input_signature is not None:
             signature_trace = fn.signature_concrete_function()
             if not any(c is signature_trace for c in traces):

@@ -97,7 +97,8 @@ class StepperState:
                     after.setdefault(y._id, g)
             self._after.append(after)
             self._pending.append(self._pending_now())
-        self.steps.append((op, list(out_grads), list(in_grads), tuple(op.needs)))
+        needs = tuple(bool(op.needs[i]) for i in range(len(op.inputs)))
+        self.steps.append((op, list(out_grads), list(in_grads), needs))
         return True
 
     def _finish(self):

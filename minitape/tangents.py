@@ -14,7 +14,6 @@ is why this module sits above `tape.py`.
 from . import ops, registry
 from .backward import run_rule
 from .ops.core import tangent_batch
-from .recording import ALL_INPUTS
 from .rules import call_user_rule, checked_result, note_rule_error
 from .tape import GradientTape
 from .tensor import is_floating
@@ -73,7 +72,6 @@ def jvp_from_gradient(op, *tangents):
     us = [ops.zeros(batch + y.shape, y.dtype) if is_floating(y.dtype) else None
           for y in op.outputs]
     watched = [u for u in us if u is not None]
-    op.needs = ALL_INPUTS  # the rule must give every input's gradient
     with GradientTape() as tape:
         tape.watch(watched)
         grads = run_rule(op, us) or ()

@@ -81,22 +81,26 @@ class GradientTape:
         state.tapes[:] = [t for t in state.tapes if t is not self]
 
     def watch(self, tensor):
-        """Track `tensor` (or a nest of tensors and variables) as a source."""
-        for t in nest.flatten(tensor):
+        """Track `tensor` (or a nest of tensors and variables) as a source.
+
+        Anything else (a Python number, a NumPy array, a string) is a
+        ValueError, as in TensorFlow; nothing is watched then. A tensor that is
+        not floating-point is not watched (a warning says so)."""
+        flat = nest.flatten(tensor)
+        for t in flat:
+            if not isinstance(t, TensorLike):
+                raise ValueError(f"GradientTape.watch: passed in object {t!r} of type "
+                                 f"{type(t).__name__!r}, not mt.Tensor or mt.Variable")
+        for t in flat:
             if isinstance(t, Variable):
                 self._watch_variable(t)
-            elif isinstance(t, Tensor):
-                if not is_floating(t.dtype):
-                    warnings.warn(f"GradientTape.watch: the dtype of the watched tensor "
-                                  f"must be floating (e.g. mt.float32), got {t.dtype}; "
-                                  "it is not watched", stacklevel=2)
-                    continue
-                if t._id not in self._producer:
-                    self._producer[t._id] = None
-                    self._watched.append(t)
-            else:
-                raise TypeError(f"GradientTape.watch: expected tensors or variables, "
-                                f"got {type(t).__name__} {t!r}")
+            elif not is_floating(t.dtype):
+                warnings.warn(f"GradientTape.watch: the dtype of the watched tensor "
+                              f"must be floating (e.g. mt.float32), got {t.dtype}; "
+                              "it is not watched", stacklevel=2)
+            elif t._id not in self._producer:
+                self._producer[t._id] = None
+                self._watched.append(t)
 
     def _watch_variable(self, variable):
         if variable._id not in self._producer:
@@ -104,8 +108,10 @@ class GradientTape:
             self._watched.append(variable)
 
     def watched_variables(self):
-        """The variables this tape watches, in the order it first saw them."""
-        return tuple(v for v in self._watched if isinstance(v, Variable))
+        """The variables this tape watches, in the order they were created (as
+        TensorFlow documents); still known after a one-shot tape's gradient."""
+        return tuple(sorted((v for v in self._watched if isinstance(v, Variable)),
+                            key=lambda v: v._id))  # ids grow with creation
 
     @contextlib.contextmanager
     def stop_recording(self):
@@ -142,24 +148,42 @@ class GradientTape:
         """
         self._check_usable("gradient")
         unconnected = check_unconnected(unconnected_gradients)
-        targets = as_targets(nest.flatten(target), "gradient", "target")
-        flat_sources = as_sources(sources, "gradient")
+        targets = as_targets(nest.flatten(target), "gradient", "target", integers="warn")
+        flat_sources = as_sources(sources, "gradient", integers="warn")
         seeds = upstreams(targets, output_gradients)
-        grads = self._backward(targets, seeds, flat_sources)
-        results = [result_or_zeros(grads, s, unconnected, ()) for s in flat_sources]
+        # Integer targets and sources have no gradient (TensorFlow warns, then
+        # answers None): they stay out of the walk.
+        pairs = [(t, g) for t, g in zip(targets, seeds) if t is not None]
+        floating = [s for s in flat_sources if is_floating(s.dtype)]
+        with self._one_call():
+            grads = self._backward([t for t, _ in pairs], [g for _, g in pairs], floating)
+        results = [result_or_zeros(grads, s, unconnected, ()) if is_floating(s.dtype) else None
+                   for s in flat_sources]
         self._release()
         return nest.pack_like(sources, results)
 
-    def _backward(self, targets, seeds, sources):
-        """Run one backward walk; if it fails, leave every tape as it was."""
-        if not self._persistent:
-            self._stop()  # like TensorFlow: a one-shot tape stops recording here
+    @contextlib.contextmanager
+    def _one_call(self):
+        """Around one gradient or jacobian call. A one-shot tape stops recording
+        here, as in TensorFlow. If the call fails, every tape is left as it
+        was: what the call recorded is undone, and this tape records again."""
+        index = next((i for i, t in enumerate(state.tapes) if t is self), None)
+        if index is not None and not self._persistent:
+            del state.tapes[index]
+        else:
+            index = None
         before = marks()
         try:
-            return BackwardPass(self, targets, seeds, sources).run()
+            yield
         except BaseException:
             rollback(before)
+            if index is not None:
+                state.tapes.insert(min(index, len(state.tapes)), self)
             raise
+
+    def _backward(self, targets, seeds, sources):
+        """One backward walk: the gradients of every source (by tensor id)."""
+        return BackwardPass(self, targets, seeds, sources).run()
 
     def backward_pass(self, target, sources, output_gradients=None):
         """A BackwardPass to step through by hand (for teaching and debugging).
@@ -184,9 +208,11 @@ class GradientTape:
                 "nothing; put the computation inside `with mt.GradientTape() as tape:`")
 
     def _release(self):
+        """After a one-shot tape's call: free the records, keep the variables."""
         if not self._persistent:
             self._used = True
-            self._ops, self._producer, self._watched = [], {}, []
+            self._ops, self._producer = [], {}
+            self._watched = [v for v in self._watched if isinstance(v, Variable)]
 
     def _repr_html_(self):
         view = html_views.get(GradientTape)  # display.py's, once imported
@@ -202,8 +228,9 @@ class GradientTape:
                 f"{len(self._watched)} watched)>")
 
 
-def as_targets(values, method, what):
-    """The targets (or sources) as floating-point tensors, or a TypeError."""
+def as_targets(values, method, what, integers="raise"):
+    """The targets as tensors. One that is not floating-point raises a
+    TypeError, or with `integers="warn"` gives a warning and None."""
     out = []
     for i, v in enumerate(values):
         if isinstance(v, Variable):
@@ -212,39 +239,57 @@ def as_targets(values, method, what):
             raise TypeError(f"{method}: {what} {i} must be a tensor or variable, got "
                             f"{type(v).__name__} {v!r}")
         if not is_floating(v.dtype):
-            raise TypeError(f"{method}: {what} {i} has dtype {v.dtype}; only floating-point "
-                            f"tensors can be differentiated (use mt.cast)")
+            v = _not_floating(method, what, i, v, integers)
         out.append(v)
     return out
 
 
-def as_sources(sources, method):
-    """The leaves of `sources`, each a floating-point tensor or variable."""
+def as_sources(sources, method, integers="raise"):
+    """The leaves of `sources`, each a tensor or variable (see `as_targets`)."""
     flat = nest.flatten(sources)
     for i, s in enumerate(flat):
         if not isinstance(s, TensorLike):
             raise TypeError(f"{method}: source {i} must be a tensor or variable, got "
                             f"{type(s).__name__} {s!r}")
         if not is_floating(s.dtype):
-            raise TypeError(f"{method}: source {i} has dtype {s.dtype} and shape {s.shape}; "
-                            "only floating-point sources have gradients (use mt.cast)")
+            _not_floating(method, "source", i, s, integers)
     return flat
 
 
+def _not_floating(method, what, i, x, integers):
+    message = (f"{method}: the dtype of {what} {i} must be floating (e.g. mt.float32), "
+               f"got {x.dtype}")
+    if integers != "warn":
+        raise TypeError(f"{message}; only floating-point tensors can be differentiated "
+                        "(use mt.cast)")
+    warnings.warn(f"{message}; it has no gradient (None)", stacklevel=4)
+    return None
+
+
 def upstreams(targets, output_gradients):
-    """The upstream gradient of each target: ones, or the `output_gradients`."""
+    """The upstream gradient of each target: ones, or the `output_gradients`
+    (None for a target that is None)."""
     if output_gradients is None:
-        return [Tensor(np.ones(t.shape, t.dtype)) for t in targets]
+        return [None if t is None else Tensor(np.ones(t.shape, t.dtype)) for t in targets]
     given = nest.flatten(output_gradients)
     if len(given) != len(targets):
         raise ValueError(f"gradient: {len(targets)} target(s) but {len(given)} "
                          "output_gradients")
     out = []
     for t, g in zip(targets, given):
+        if t is None:
+            out.append(None)
+            continue
         if g is None:
             out.append(Tensor(np.ones(t.shape, t.dtype)))
             continue
-        g = ops.convert_to_tensor(g, dtype=t.dtype)
+        if isinstance(g, TensorLike) and g.dtype != t.dtype:
+            raise TypeError(f"gradient: output_gradients has dtype {g.dtype} but the "
+                            f"target of shape {t.shape} has dtype {t.dtype}; use mt.cast")
+        try:
+            g = ops.convert_to_tensor(g, dtype=t.dtype)
+        except (TypeError, ValueError) as e:
+            raise type(e)(f"gradient: output_gradients {e}") from None
         if g.shape != t.shape:
             raise ValueError(f"gradient: output_gradients of shape {g.shape} do not match "
                              f"the target's shape {t.shape}")

@@ -15,6 +15,7 @@ import numbers
 
 import numpy as np
 
+from . import arguments
 from .context import state, variable_accessed, variable_assigned
 
 float16 = np.dtype("float16")
@@ -33,9 +34,10 @@ html_views = {}  # class -> function(obj) returning HTML
 text_views = {}  # class -> function(obj) returning plain text (IPython's pretty printer)
 
 
-def as_dtype(dtype):
-    """Accept `mt.float32`, `np.float32`, `'float32'` or None."""
-    return None if dtype is None else np.dtype(dtype)
+def as_dtype(dtype, op_name="as_dtype"):
+    """Accept `mt.float32`, `np.float32`, `'float32'` or None (a TypeError naming
+    `op_name` for anything else, or for a dtype a tensor cannot hold)."""
+    return None if dtype is None else arguments.dtype(op_name, dtype, kinds="biufcUS")
 
 
 def is_floating(dtype):
@@ -166,9 +168,12 @@ class Variable(TensorLike):
     def __init__(self, initial_value, trainable=True, name=None, dtype=None):
         if callable(initial_value):
             initial_value = initial_value()
-        self._value = _frozen(_to_numpy(initial_value, as_dtype(dtype), "Variable"))
+        self._value = _frozen(_to_numpy(initial_value, as_dtype(dtype, "Variable"), "Variable"))
         self._id = new_id()
         self.trainable = bool(trainable)
+        if name is not None and not isinstance(name, str):
+            raise TypeError(f"Variable: name must be a string, got "
+                            f"{type(name).__name__} {name!r}")
         if name is None:
             n = next(Variable._count)
             name = "Variable" if n == 0 else f"Variable_{n}"
@@ -186,14 +191,19 @@ class Variable(TensorLike):
     def value(self):
         return self.read_value()
 
+    def _what(self, op):
+        return f"Variable.{op} of '{self.name}' (dtype {self.dtype}, shape {self.shape})"
+
     def _new_value(self, value, op):
-        """Check a new value fully before anything changes (a failed assign changes nothing)."""
-        if isinstance(value, Tensor) and value.dtype != self.dtype:
-            raise TypeError(f"Variable.{op}: dtype {value.dtype} does not match the "
+        """Check a new value fully before anything changes (a failed assign changes
+        nothing): same dtype, same shape, and every number representable."""
+        what = self._what(op)
+        if isinstance(value, TensorLike) and value.dtype != self.dtype:
+            raise TypeError(f"{what}: dtype {value.dtype} does not match the "
                             f"variable's dtype {self.dtype}")
-        new = _to_numpy(value, self.dtype, f"Variable.{op}")
+        new = _to_numpy(value, self.dtype, what)
         if new.shape != self.shape:
-            raise ValueError(f"Variable.{op}: shape {new.shape} does not match the "
+            raise ValueError(f"{what}: shape {new.shape} does not match the "
                              f"variable's shape {self.shape}")
         return new
 
@@ -205,14 +215,16 @@ class Variable(TensorLike):
         return self if read_value else None
 
     def assign_add(self, delta, read_value=True):
-        new = self._value + self._new_value(delta, "assign_add")
+        new = arguments.exact_sum(self._what("assign_add"), self._value,
+                                  self._new_value(delta, "assign_add"), 1)
         if state.tapes:
             variable_assigned(self, delta, "assign_add")
         self._value = _frozen(new)
         return self if read_value else None
 
     def assign_sub(self, delta, read_value=True):
-        new = self._value - self._new_value(delta, "assign_sub")
+        new = arguments.exact_sum(self._what("assign_sub"), self._value,
+                                  self._new_value(delta, "assign_sub"), -1)
         if state.tapes:
             variable_assigned(self, delta, "assign_sub")
         self._value = _frozen(new)
@@ -260,7 +272,8 @@ def _frozen(array):
 
 def _to_numpy(value, dtype, what):
     """NumPy value for `value`, with TensorFlow's defaults for Python numbers:
-    floats become float32 and ints int32; NumPy arrays keep their dtype."""
+    floats become float32 and ints int32; NumPy arrays keep their dtype. A
+    conversion that would change a number raises (`arguments.fits`)."""
     if isinstance(value, TensorLike):
         array = value._value
         if isinstance(value, Variable):
@@ -274,34 +287,37 @@ def _to_numpy(value, dtype, what):
         elif array.dtype.kind == "i" and not isinstance(value, np.integer):
             if array.size == 0 or (np.abs(array).max() < 2**31):
                 array = array.astype(int32)
-        elif array.dtype == object:
-            raise TypeError(f"{what}: cannot convert {type(value).__name__} {value!r} "
-                            "to a tensor")
+    if array.dtype.kind not in "biufcUS":
+        raise TypeError(f"{what}: cannot convert {type(value).__name__} "
+                        f"{value!r:.80} (NumPy dtype {array.dtype}) to a tensor; "
+                        "tensors hold numbers, bools or strings")
+    if dtype is not None and dtype.kind in "US" and dtype.itemsize == 0 \
+            and array.dtype.kind == dtype.kind:
+        dtype = None  # mt.string: strings of any length
     if dtype is not None and array.dtype != dtype:
-        if array.dtype.kind in "fc" and dtype.kind in "iub":
-            raise TypeError(f"{what}: cannot convert a {array.dtype} value to {dtype} "
-                            "without losing the fractional part; use mt.cast")
-        if array.dtype.kind in "USO" or dtype.kind in "USO":
-            raise TypeError(f"{what}: cannot convert {array.dtype} to {dtype}")
+        arguments.fits(what, array, dtype)
         array = array.astype(dtype)
     return array
 
 
 def constant(value, dtype=None, shape=None, name=None):
     """A new Tensor holding a copy of `value` (Python floats become float32)."""
-    array = np.array(_to_numpy(value, as_dtype(dtype), "constant"))
+    array = np.array(_to_numpy(value, as_dtype(dtype, "constant"), "constant"))
     if shape is not None:
-        shape = tuple(int(s) for s in shape)
+        shape = arguments.shape("constant", shape)
         if array.size == 1:
             array = np.full(shape, array.reshape(()), dtype=array.dtype)
-        else:
+        elif array.size == int(np.prod(shape)):
             array = array.reshape(shape)
+        else:
+            raise ValueError(f"constant: cannot give a value of shape {array.shape} "
+                             f"({array.size} elements) the shape {list(shape)}")
     return Tensor(array)
 
 
 def convert_to_tensor(value, dtype=None, name=None):
     """`value` as a Tensor: tensors pass through, variables are read, the rest copied."""
-    dtype = as_dtype(dtype)
+    dtype = as_dtype(dtype, "convert_to_tensor")
     if type(value) is Tensor and (dtype is None or value._value.dtype == dtype):
         return value
     if isinstance(value, Variable):
@@ -327,9 +343,14 @@ def operand(value, like, op_name):
     elif kind is float or kind is int or (isinstance(value, numbers.Number)
                                           and not isinstance(value, np.generic)):
         dtype = like._value.dtype
-        if dtype.kind in "iu" and not float(value).is_integer():
+        if isinstance(value, complex) and dtype.kind != "c":
+            raise TypeError(f"{op_name}: cannot combine the {dtype} tensor with the "
+                            f"complex number {value!r}")
+        if dtype.kind in "iub" and not float(value).is_integer():
             raise TypeError(f"{op_name}: cannot combine the {dtype} tensor with "
                             f"the non-integer number {value!r}")
+        if dtype.kind in "iub":  # 300 does not fit an int8 tensor (NumPy: OverflowError)
+            arguments.in_range(op_name, value, dtype)
         return Tensor(dtype.type(value))
     else:
         return Tensor(np.array(_to_numpy(value, like._value.dtype, op_name)))
@@ -344,8 +365,9 @@ class TensorSpec:
 
     def __init__(self, shape=None, dtype=float32, name=None):
         self.shape = None if shape is None else tuple(
-            None if s is None else int(s) for s in shape)
-        self.dtype = np.dtype(dtype)
+            None if s is None else arguments.size("TensorSpec", "shape entry", s)
+            for s in shape)
+        self.dtype = as_dtype(dtype, "TensorSpec")
         self.name = name
 
     def is_compatible_with(self, value):

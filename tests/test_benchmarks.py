@@ -43,6 +43,16 @@ def test_every_numpy_workload_matches_minitape(minitape_values):
                                            err_msg=f"{workload} {system}")
 
 
+def test_compiled_workloads_compute_the_same_numbers(minitape_values):
+    for (workload, system), fn in bench.compiled_workloads(SIZES).items():
+        if workload == "W2":
+            expected = _value(bench.w2_numpy()())
+        else:
+            expected = next(v for (w, _), v in minitape_values.items() if w == workload)
+        np.testing.assert_allclose(_value(fn()), expected, rtol=2e-4, atol=1e-5,
+                                   err_msg=f"{workload} {system}")
+
+
 def test_w6_directions_all_run_and_the_table_and_plot_are_made(tmp_path, capsys):
     rows = [{"workload": "W6 m=4096", "system": s, "seconds": t} for s, t in
             (("minitape (auto)", 5e-4), ("minitape (reverse)", 9e-2),

@@ -398,12 +398,16 @@ def _tanh_layer(n_in, n_out, seed=0):
     return tape, x, y, w
 
 
+# tanh(W @ x) with n inputs and m outputs: a forward sweep computes 2m numbers
+# (MatMul's and Tanh's output tangents), a backward walk n + m (the gradients of
+# x and of W @ x). Forward costs n * 2m, reverse m * (n + m): forward is cheaper
+# exactly when n < m; on a tie, reverse.
 @pytest.mark.parametrize("n_in, n_out, expected", [
-    (4, 64, "forward"),   # 8 < 64
-    (4, 9, "forward"),    # 8 < 9
-    (4, 8, "reverse"),    # 8 == 8: not clearly fewer
+    (4, 64, "forward"),
+    (4, 9, "forward"),
+    (4, 8, "forward"),    # 64 < 96 (the old size rule, 2n < m, said reverse)
     (64, 4, "reverse"),
-    (5, 5, "reverse"),
+    (5, 5, "reverse"),    # a tie
 ])
 def test_auto_direction_follows_the_sizes(monkeypatch, n_in, n_out, expected):
     tape, x, y, w = _tanh_layer(n_in, n_out)
@@ -435,8 +439,11 @@ def test_several_sources_sum_their_sizes(monkeypatch):
         tape.watch([a, b])
         y = mt.sin(mt.reshape(a, (3, 1)) * mt.reshape(b, (1, 4)))  # 12 outputs
     calls = _spy(monkeypatch)
-    ja, jb = tape.jacobian(y, [a, b])   # 2 * 7 = 14 >= 12: reverse
-    assert calls == {"forward": 0, "reverse": 1}
+    # forward: 3 sweeps of 3 + 12 + 12 numbers (Reshape, Mul, Sin) and 4 of
+    # 4 + 12 + 12 = 193; reverse: 12 walks of 3 + 4 + 7 + 12 = 312
+    assert jacobians_module.direction_costs(tape, y, [a, b]) == (193, 312)
+    ja, jb = tape.jacobian(y, [a, b])
+    assert calls == {"forward": 2, "reverse": 0}  # one sweep per source
     z = mt.concat([mt.reshape(y, [-1])] * 2, 0)  # not recorded: the tape is closed
     assert tape.jacobian(z, [a, b])[0] is None
     with tape:
@@ -569,3 +576,94 @@ def test_a_failing_forward_sweep_leaves_the_outer_tape_as_it_was():
         with pytest.raises(LookupError):
             inner.jacobian(y, x, experimental_direction="forward")
         assert len(outer.operations) == n
+
+
+def test_the_same_primal_twice_is_a_value_error():
+    """TensorFlow raises ValueError for a tensor given twice among the primals."""
+    x = mt.constant([1.0, 2.0])
+    with pytest.raises(ValueError, match="primal 1.*more than once"):
+        ForwardAccumulator(primals=[x, x], tangents=[[1.0, 0.0], [0.0, 1.0]])
+    v = mt.Variable([1.0, 2.0])
+    with pytest.raises(ValueError, match="primal 1.*more than once"):
+        ForwardAccumulator(primals=(v, v), tangents=([1.0, 0.0], [0.0, 1.0]))
+    # the same values in two different tensors are two primals
+    y = mt.constant([1.0, 2.0])
+    with ForwardAccumulator(primals=[x, y], tangents=[[1.0, 0.0], [0.0, 1.0]]) as acc:
+        z = x * y
+    np.testing.assert_allclose(acc.jvp(z).numpy(), [1.0 * 1.0, 2.0 * 1.0])
+
+
+@pytest.mark.parametrize("m", [1, 32, 63, 64, 65, 96, 128, 1024])
+def test_auto_picks_the_direction_that_computes_less(monkeypatch, m):
+    """Issue 12: with 64 inputs and m outputs of tanh(W @ x), "auto" counts the
+    numbers each direction computes on the recorded ops (forward: 64 sweeps of
+    2m; reverse: m walks of 64 + m) and takes the cheaper: forward for m = 96
+    and 128, where the old size rule (forward when 2n < m) took reverse.
+    Both directions give the same Jacobian."""
+    n = 64
+    tape, x, y, w = _tanh_layer(n, m)
+    forward, reverse = jacobians_module.direction_costs(tape, y, [x])
+    assert (forward, reverse) == (n * 2 * m, m * (n + m))
+    cheaper = "forward" if forward < reverse else "reverse"
+    assert cheaper == ("forward" if m > n else "reverse")
+    calls = _spy(monkeypatch)
+    auto = tape.jacobian(y, x)
+    assert calls[cheaper] == 1 and sum(calls.values()) == 1
+    other = tape.jacobian(y, x, experimental_direction="reverse" if cheaper == "forward"
+                          else "forward")
+    np.testing.assert_allclose(auto.numpy(), other.numpy(), rtol=1e-12, atol=1e-15)
+    d = 1 - np.tanh(w.numpy() @ x.numpy()) ** 2
+    np.testing.assert_allclose(auto.numpy().reshape(m, n), d * w.numpy(), rtol=1e-12)
+
+
+def test_jacobian_direction_weighs_passes_by_their_numbers():
+    assert mt.autodiff.jacobian_direction(64, 96) == "forward"    # equal passes: n < m
+    assert mt.autodiff.jacobian_direction(64, 64) == "reverse"    # a tie: reverse
+    assert mt.autodiff.jacobian_direction(64, 96, 2 * 96, 64 + 96) == "forward"
+    assert mt.autodiff.jacobian_direction(64, 32, 2 * 32, 64 + 32) == "reverse"
+    assert mt.autodiff.jacobian_direction(10, 100, 50, 1) == "reverse"  # cheap walks
+
+
+def test_auto_keeps_reverse_mode_through_a_users_gradient_function(monkeypatch):
+    """A custom gradient that clips its upstream is not linear in it, so forward
+    mode (which borrows a JVP from it) and reverse mode disagree; "auto" then
+    keeps TensorFlow's reverse mode, whatever the sizes."""
+    @mt.custom_gradient
+    def clip(v):
+        return v * 1.0, lambda dy: mt.clip_by_norm(dy, 0.01)
+
+    x = mt.constant([1.0, 2.0], dtype=mt.float64)
+    w = mt.constant(np.linspace(-0.1, 0.1, 128).reshape(64, 2))
+    with mt.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        y = mt.tanh(mt.reshape(w @ mt.reshape(clip(x * x), (2, 1)), (64,)))
+    forward, reverse = jacobians_module.direction_costs(tape, y, [x])
+    assert forward < reverse  # by the count alone, forward would be cheaper
+    calls = _spy(monkeypatch)
+    auto = tape.jacobian(y, x)
+    assert calls == {"forward": 0, "reverse": 1}
+    rev = tape.jacobian(y, x, experimental_direction="reverse")
+    fwd = tape.jacobian(y, x, experimental_direction="forward")
+    np.testing.assert_allclose(auto.numpy(), rev.numpy())
+    assert not np.allclose(fwd.numpy(), rev.numpy())  # the clip makes them differ
+
+
+def test_a_hessian_stays_in_reverse_mode(monkeypatch):
+    """The Jacobian of a gradient: a sweep's tangent terms and a walk's
+    gradients count the same numbers on the gradient's ops, so the counts
+    tie and "auto" keeps reverse mode."""
+    rng = np.random.default_rng(3)
+    x = mt.constant(rng.standard_normal((8, 4)))
+    w = mt.Variable(rng.standard_normal((4, 4)))
+    with mt.GradientTape(persistent=True) as outer:
+        with mt.GradientTape() as inner:
+            loss = mt.reduce_mean(mt.tanh(x @ w) ** 2)
+        g = inner.gradient(loss, w)
+    forward, reverse = jacobians_module.direction_costs(outer, g, [w])
+    assert forward == reverse > 0
+    calls = _spy(monkeypatch)
+    h = outer.jacobian(g, w)
+    assert calls == {"forward": 0, "reverse": 1}
+    np.testing.assert_allclose(
+        h.numpy(), outer.jacobian(g, w, experimental_direction="forward").numpy(),
+        rtol=1e-10, atol=1e-12)

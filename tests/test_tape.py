@@ -1,5 +1,6 @@
 """GradientTape semantics, one focused test each, with real values."""
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -160,7 +161,8 @@ def test_watched_variables_in_order_auto_and_explicit():
     watched = t.watched_variables()
     assert isinstance(watched, tuple)
     assert len(watched) == 3
-    assert all(w is v for w, v in zip(watched, (v2, v3, v1)))
+    # TensorFlow: "Returns variables watched by this tape in order of construction."
+    assert all(w is v for w, v in zip(watched, (v1, v2, v3)))
 
 
 def test_watch_accessed_variables_false():
@@ -187,14 +189,32 @@ def test_non_trainable_variable_not_auto_watched_but_watchable():
     assert float(t.gradient(y, v)) == 4.0
 
 
-def test_integer_sources_raise_a_type_error_naming_the_dtype():
+def test_integer_sources_give_none_with_a_warning_naming_the_dtype():
     x = mt.constant(2.0)
     n = mt.constant(3)
     with mt.GradientTape() as t:
         t.watch(x)
         y = x * x
-    with pytest.raises(TypeError, match="int32"):
-        t.gradient(y, [x, n])
+    with pytest.warns(UserWarning, match="source 1 must be floating.*int32"):
+        gx, gn = t.gradient(y, [x, n])
+    assert gn is None
+    assert float(gx) == 4.0
+
+
+def test_the_intro_guides_integer_cell_gives_none():
+    """TensorFlow's "Introduction to gradients" guide: `x = tf.constant(10)`,
+    `g.watch(x)`, `y = x * x`, `g.gradient(y, x)` warns about the dtype of the
+    watched tensor, the target and the source, and prints None."""
+    x = mt.constant(10)
+    with mt.GradientTape() as g:
+        with pytest.warns(UserWarning, match="watched tensor must be floating.*int32"):
+            g.watch(x)
+        y = x * x
+    with pytest.warns(UserWarning) as caught:
+        assert g.gradient(y, x) is None
+    messages = [str(w.message) for w in caught]
+    assert any("target 0 must be floating" in m and "int32" in m for m in messages)
+    assert any("source 0 must be floating" in m and "int32" in m for m in messages)
 
 
 def test_watching_an_integer_tensor_warns_and_does_not_watch():
@@ -796,3 +816,199 @@ def test_python_floats_with_a_float64_dtype_are_not_rounded_through_float32():
     assert mt.constant(0.7, dtype=mt.float64).numpy() == 0.7
     assert mt.Variable(0.7, dtype=mt.float64).numpy() == 0.7
     assert mt.constant(0.7).dtype == mt.float32  # TensorFlow's default stays
+
+
+# ---------------------------------------------------------------------------
+# TensorFlow's tape semantics (issue 9): what a tape sees, watched variables, watch
+# ---------------------------------------------------------------------------
+
+def test_tapes_only_see_what_they_watch():
+    """Two tapes, tape0 watching x0 and tape1 watching x1, ys = x0 * x1: each
+    tape differentiates only with respect to what it watched (TensorFlow
+    drops the gradient of a tensor that is not on the tape), so the other
+    tape's source gets None, although it is an input of an op both recorded."""
+    x0, x1 = mt.constant(2.0), mt.constant(3.0)
+    with mt.GradientTape(persistent=True) as tape0, \
+            mt.GradientTape(persistent=True) as tape1:
+        tape0.watch(x0)
+        tape1.watch(x1)
+        ys = x0 * x1
+    assert tape0.gradient(ys, x1) is None
+    assert tape1.gradient(ys, x0) is None
+    assert float(tape0.gradient(ys, x0)) == 3.0
+    assert float(tape1.gradient(ys, x1)) == 2.0
+    g0 = tape0.gradient(ys, [x0, x1], unconnected_gradients=mt.UnconnectedGradients.ZERO)
+    assert [float(g) for g in g0] == [3.0, 0.0]
+    assert tape0.jacobian(ys, x1) is None
+    assert tape0.jacobian(ys, x1, experimental_direction="forward") is None
+
+
+def test_a_variable_the_tape_did_not_see_gets_none():
+    """Variables read with watch_accessed_variables=False, and never watched,
+    are not sources of that tape even when a recorded op reads them."""
+    v = mt.Variable(2.0)
+    x = mt.constant(5.0)
+    with mt.GradientTape(watch_accessed_variables=False) as tape:
+        tape.watch(x)
+        y = v * x
+    gv, gx = tape.gradient(y, [v, x])
+    assert gv is None and float(gx) == 2.0
+
+
+def test_a_computed_tensor_is_a_source_of_the_tape_that_computed_it():
+    x = mt.constant(2.0)
+    with mt.GradientTape() as tape:
+        tape.watch(x)
+        h = x * x
+        y = h * 3.0
+    assert float(tape.gradient(y, h)) == 3.0
+
+
+def test_watched_variables_survive_a_one_shot_gradient_and_reset():
+    a, b = mt.Variable(1.0, name="a"), mt.Variable(2.0, name="b")
+    with mt.GradientTape() as tape:
+        y = b * a  # b is read first; TensorFlow lists them in creation order
+    assert [v.name for v in tape.watched_variables()] == ["a:0", "b:0"]
+    grads = tape.gradient(y, [a, b])
+    assert [float(g) for g in grads] == [2.0, 1.0]
+    assert [v.name for v in tape.watched_variables()] == ["a:0", "b:0"]  # still known
+    with mt.GradientTape(persistent=True) as tape2:
+        _ = a * 2.0
+        tape2.reset()
+        assert tape2.watched_variables() == ()
+        _ = b * 2.0
+    assert [v.name for v in tape2.watched_variables()] == ["b:0"]
+
+
+@pytest.mark.parametrize("thing", [1.5, 3, "x", np.array([1.0, 2.0]), None, [1.0]],
+                         ids=["float", "int", "str", "ndarray", "None", "list"])
+def test_watching_something_that_is_not_a_tensor_is_a_value_error(thing):
+    """TensorFlow: "Passed in object ... of type ..., not tf.Tensor or
+    tf.Variable or ExtensionType" (NumPy arrays included: they are not tensors)."""
+    x = mt.constant(1.0)
+    with mt.GradientTape() as tape:
+        with pytest.raises(ValueError, match="not mt.Tensor or mt.Variable") as e:
+            tape.watch([x, thing])
+        y = x * 2.0
+    inner = thing[0] if isinstance(thing, list) else thing
+    assert type(inner).__name__ in str(e.value)
+    assert tape.operations == ()  # nothing was watched, x included: nothing recorded
+    assert tape.gradient(y, x) is None
+
+
+# ---------------------------------------------------------------------------
+# Threads and failed calls (issue 10)
+# ---------------------------------------------------------------------------
+
+@mt.primitive("ThreadTestMul")
+def _thread_test_mul(a, b):
+    return a * b
+
+
+@mt.RegisterGradient("ThreadTestMul")
+def _thread_test_mul_grad(op, dy):
+    """A user's rule that skips the gradients nobody needs (op.needs, as
+    TensorFlow's skip_input_indices) after some work: the sleep lets other
+    threads run their own walks over the same recorded op meanwhile."""
+    time.sleep(0.0002)
+    a, b = op.inputs
+    return (dy * b if op.needs[0] else None, dy * a if op.needs[1] else None)
+
+
+def test_one_persistent_tape_differentiated_from_several_threads():
+    """Gradients with respect to x1 and to x2 need different inputs' gradients
+    from the same recorded ops; jacobians and forward sweeps run over the same
+    ops too. Each walk keeps its own state (not flags on the shared ops), so
+    four threads differentiating one tape at once all get exact values."""
+    rng = np.random.default_rng(0)
+    x1 = mt.constant(rng.standard_normal(3))
+    x2 = mt.constant(rng.standard_normal(3))
+    with mt.GradientTape(persistent=True) as tape:
+        tape.watch([x1, x2])
+        h = _thread_test_mul(x1, x2) + mt.sin(x1) / (1.5 + mt.cos(x2))
+        y = mt.reduce_sum(h * h)
+    a, b = x1.numpy(), x2.numpy()
+    hv = a * b + np.sin(a) / (1.5 + np.cos(b))
+    dh_da = b + np.cos(a) / (1.5 + np.cos(b))
+    dh_db = a + np.sin(a) * np.sin(b) / (1.5 + np.cos(b)) ** 2
+    expected = {"g1": 2 * hv * dh_da, "g2": 2 * hv * dh_db,
+                "j2": np.diag(dh_db), "f1": np.diag(dh_da)}
+    jobs = {"g1": lambda: tape.gradient(y, x1), "g2": lambda: tape.gradient(y, x2),
+            "j2": lambda: tape.jacobian(h, x2, experimental_direction="reverse"),
+            "f1": lambda: tape.jacobian(h, x1, experimental_direction="forward")}
+    results, errors = [], []
+
+    def work(names, n):
+        try:
+            for i in range(n):
+                name = names[i % len(names)]
+                got = jobs[name]()
+                results.append((name, None if got is None else got.numpy()))
+        except Exception as e:  # pragma: no cover - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(names, 40)) for names in
+               (["g1", "g2"], ["g2", "g1"], ["g1", "j2"], ["g2", "f1"])]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    assert len(results) == 160
+    wrong = [name for name, got in results if got is None or not np.allclose(
+        got, expected[name], rtol=1e-10, atol=1e-12)]
+    assert wrong == []
+
+
+def test_a_failed_gradient_leaves_a_one_shot_tape_recording():
+    """A gradient call that fails (in a rule, half-way through the walk)
+    inside a non-persistent tape's block leaves that tape as it was: still
+    recording, still unused."""
+    @mt.custom_gradient
+    def fragile(v):
+        def grad(dy):
+            if float(mt.reduce_sum(dy)) > 100.0:
+                raise ArithmeticError("upstream gradient too large")
+            return dy
+        return v * 1.0, grad
+
+    x = mt.constant(2.0)
+    with mt.GradientTape() as tape:
+        tape.watch(x)
+        y = fragile(x) * 1000.0
+        n = len(tape.operations)
+        with pytest.raises(ArithmeticError, match="too large"):
+            tape.gradient(y, x)
+        assert len(tape.operations) == n
+        z = fragile(x) * 3.0  # recorded: the tape is still recording
+        assert len(tape.operations) == 2 * n  # the same three ops again
+    assert float(tape.gradient(z, x)) == 3.0
+
+
+def test_a_failed_rule_leaves_every_tape_as_it_was():
+    """A gradient rule that raises half-way: the outer tape loses what the walk
+    recorded, the inner one-shot tape records again and can still be used."""
+    @mt.custom_gradient
+    def bad(v):
+        def grad(dy):
+            _ = dy * 2.0  # recorded by the outer tape before the error
+            raise ArithmeticError("broken rule")
+        return v * 1.0, grad
+
+    x = mt.constant(2.0)
+    with mt.GradientTape() as outer:
+        outer.watch(x)
+        with mt.GradientTape() as inner:
+            inner.watch(x)
+            y = mt.sin(bad(x))
+            n_outer, n_inner = len(outer.operations), len(inner.operations)
+            with pytest.raises(ArithmeticError, match="broken rule"):
+                inner.gradient(y, x)
+            assert len(outer.operations) == n_outer
+            assert len(inner.operations) == n_inner
+            z = y * y  # both tapes still record
+        assert len(inner.operations) == n_inner + 1
+        with pytest.raises(ArithmeticError):
+            inner.jacobian(z, x, experimental_direction="reverse")
+        assert len(outer.operations) == n_outer + 1
+    assert np.isclose(float(outer.gradient(z, y)), 2 * float(y))

@@ -124,8 +124,6 @@ def test_guide_controlling_what_the_tape_watches(capsys):
         "tf.Tensor(6.0, shape=(), dtype=float32)\nNone\nNone\nNone\n")
 
 
-@pytest.mark.xfail(strict=True, reason="issue 9: watched_variables after a "
-                   "non-persistent tape's gradient call, owned by core")
 def test_guide_watched_variables_after_the_gradient_call():
     tape = _watch_cell()
     assert [var.name for var in tape.watched_variables()] == ['x0:0']
@@ -307,8 +305,6 @@ def test_guide_calculations_outside_the_library(capsys):
     assert printed(capsys) == "None\n"
 
 
-@pytest.mark.xfail(strict=True, reason="issue 9: integer targets give None, not "
-                   "TypeError, owned by core")
 def test_guide_gradients_through_an_integer(capsys):
     x = mt.constant(10)
 
@@ -449,8 +445,6 @@ def test_gradient_tape_docstring_unbuilt_layers_get_no_gradients():
     assert len(a.variables) == 2 and list(grads) == [None, None]
 
 
-@pytest.mark.xfail(strict=True, reason="issue 9: tape.watch of a non-tensor raises "
-                   "ValueError, owned by core")
 def test_watch_docstring_raises_value_error_for_a_non_tensor():
     # GradientTape.watch: "Raises: ValueError: if it encounters something that
     # is not a tensor."
@@ -709,8 +703,6 @@ def test_forward_accumulator_docstring_hessian_vector_product():
         "<tf.Tensor: shape=(2,), dtype=float32, numpy=array([6., 0.], dtype=float32)>")
 
 
-@pytest.mark.xfail(strict=True, reason="issue 9: ForwardAccumulator with the same "
-                   "primal twice raises ValueError, owned by core")
 def test_forward_accumulator_docstring_a_primal_listed_twice_raises():
     # "Listing a single tensor multiple times in `primals` raises an exception."
     x = mt.constant(1.0)

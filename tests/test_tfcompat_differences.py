@@ -27,6 +27,13 @@ ROWS = [
     "differentiating an op type with no gradient",
     "`recompute_grad` under `ForwardAccumulator`",
     "SavedModel files",
+    "a `gradient` or `jacobian` call that fails inside a non-persistent tape's block",
+    "`tape.watch` of a nest with something that is not a tensor",
+    "`jacobian(..., experimental_direction=...)`",
+    "invalid arguments (a bad shape, axis, size or dtype)",
+    "a zero tangent meeting an infinite partial derivative in forward mode",
+    "`pad`'s `constant_values` of another dtype",
+    "`mt.function(jit_compile=True)`",
 ]
 
 
@@ -166,3 +173,80 @@ def test_saved_model_files_are_json_and_npz(tmp_path):
     assert "saved_model.json" in names and "variables.npz" in names
     assert "saved_model.pb" not in names
     assert float(mt.saved_model.load(str(tmp_path))(mt.constant(3.0))) == 6.0
+
+
+@pytest.mark.parametrize("method", ["gradient", "jacobian"])
+def test_a_failed_call_leaves_a_one_shot_tape_recording(method):
+    @mt.custom_gradient
+    def broken(v):
+        def grad(dy):
+            raise ArithmeticError("broken gradient")
+        return v * 1.0, grad
+
+    x = mt.constant([1.0, 2.0])
+    with mt.GradientTape() as tape:  # TensorFlow: the tape stops recording at the call
+        tape.watch(x)
+        y = broken(x)
+        with pytest.raises(ArithmeticError):
+            getattr(tape, method)(y, x)
+        z = x * 3.0  # still recorded
+    assert tape.operations[-1].outputs[0] is z
+    np.testing.assert_array_equal(tape.gradient(z, x).numpy(), [3.0, 3.0])
+
+
+def test_watch_of_a_bad_nest_watches_nothing():
+    x = mt.constant(1.0)
+    with mt.GradientTape() as tape:  # TensorFlow watches x, then raises
+        with pytest.raises(ValueError):
+            tape.watch([x, "not a tensor"])
+        y = x * 2.0
+    assert tape.gradient(y, x) is None
+
+
+def test_jacobian_direction_auto_forward_and_reverse_agree():
+    rng = np.random.default_rng(0)
+    x = mt.constant(rng.standard_normal(3))
+    w = mt.constant(rng.standard_normal((40, 3)))
+    with mt.GradientTape(persistent=True) as tape:  # TensorFlow: reverse mode only
+        tape.watch(x)
+        y = mt.tanh(mt.reshape(w @ mt.reshape(x, (3, 1)), (40,)))
+    j = {d: tape.jacobian(y, x, experimental_direction=d).numpy()
+         for d in ["auto", "forward", "reverse"]}
+    np.testing.assert_allclose(j["auto"], j["reverse"], rtol=1e-12)
+    np.testing.assert_allclose(j["forward"], j["reverse"], rtol=1e-12)
+
+
+def test_invalid_arguments_are_value_or_type_errors():
+    # tests/test_bad_arguments.py has one row per op, argument and wrong kind.
+    x = mt.ones([2, 3])
+    with pytest.raises(ValueError, match="reduce_mean: axis"):
+        mt.reduce_mean(x, axis=[0, 0])
+    with pytest.raises(TypeError, match="reshape: shape entry 0 must be an integer"):
+        mt.reshape(x, (2.5, 2))
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # the 0 * inf that is masked
+def test_a_zero_tangent_contributes_nothing_in_forward_mode():
+    # tests/test_forward_reverse_finite.py compares both directions.
+    x0, x1 = mt.constant(2.0), mt.constant(3.0)
+    with mt.autodiff.ForwardAccumulator([x0, x1], [mt.constant(1.0),
+                                                   mt.constant(0.0)]) as acc:
+        y = x0 * 1.0 + x1 * np.float32(np.inf)
+    assert float(acc.jvp(y)) == 1.0
+
+
+def test_pad_converts_a_constant_of_another_dtype():
+    x = mt.constant([1.0], dtype=mt.float64)
+    padded = mt.pad(x, [[1, 0]], constant_values=mt.constant(2.0))  # a float32 scalar
+    assert padded.dtype == np.float64 and padded.numpy().tolist() == [2.0, 1.0]
+    with pytest.raises(TypeError, match="pad: constant_values 1.5"):
+        mt.pad(mt.constant([1]), [[1, 0]], constant_values=1.5)
+
+def test_jit_compile_writes_python_not_hlo():
+    f = mt.function(lambda x: mt.sin(x) * x, jit_compile=True)
+    x = mt.constant(1.0)
+    ir = f.experimental_get_compiler_ir(x)
+    assert "np.sin(x)" in ir() and ir(stage="python") == ir()
+    assert "Sin(t0)" in ir(stage="graph")
+    with pytest.raises(ValueError, match="stage"):
+        ir(stage="hlo")

@@ -1,5 +1,8 @@
 """Clipping, built from differentiable ops (so no rules of its own)."""
-from .core import float_input, tensor_input
+import numpy as np
+
+from ..tensor import operand
+from .core import float_input, normalize_axes, tensor_input
 from .elementwise import maximum, minimum, sqrt, where
 from .reductions import reduce_sum
 
@@ -7,7 +10,15 @@ from .reductions import reduce_sum
 def clip_by_value(t, clip_value_min, clip_value_max, name=None):
     """Elementwise min(max(t, lo), hi): the gradient passes where t is inside."""
     t = tensor_input("clip_by_value", t)
-    return minimum(maximum(t, clip_value_min), clip_value_max, name=name)
+    # Checked before the first op runs, so a bad bound leaves no op on a tape.
+    lo = operand(clip_value_min, t, "clip_by_value")
+    hi = operand(clip_value_max, t, "clip_by_value")
+    try:
+        np.broadcast_shapes(t.shape, lo.shape, hi.shape)
+    except ValueError:
+        raise ValueError(f"clip_by_value: bounds of shapes {lo.shape} and {hi.shape} "
+                         f"cannot be broadcast against t of shape {t.shape}") from None
+    return minimum(maximum(t, lo), hi, name=name)
 
 
 def clip_by_norm(t, clip_norm, axes=None, name=None):
@@ -18,6 +29,11 @@ def clip_by_norm(t, clip_norm, axes=None, name=None):
     so the gradient stays finite when t is all zeros.
     """
     t = float_input("clip_by_norm", t)
+    clip_norm = operand(clip_norm, t, "clip_by_norm")  # checked before any op runs
+    if clip_norm.ndim != 0:
+        raise ValueError(f"clip_by_norm: clip_norm must be a scalar, got shape "
+                         f"{clip_norm.shape}")
+    normalize_axes("clip_by_norm", axes, t.ndim)
     l2sum = reduce_sum(t * t, axis=axes, keepdims=True)
     positive = l2sum > 0
     l2norm = where(positive, sqrt(where(positive, l2sum, 1)), l2sum)

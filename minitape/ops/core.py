@@ -1,7 +1,6 @@
 """What every op shares: checking inputs, emitting results, undoing broadcasting,
 and shaping tangents for forward-mode rules."""
-import numpy as np
-
+from .. import arguments
 from ..context import state
 from ..recording import record
 from ..tensor import Tensor, Variable, convert_to_tensor, new_id, operand
@@ -25,10 +24,17 @@ def constant_like(value):
     return Tensor(value)
 
 
+def _converted(op_name, x):
+    try:
+        return convert_to_tensor(x)
+    except (TypeError, ValueError) as e:
+        raise type(e)(f"{op_name}: {e}") from None
+
+
 def tensor_input(op_name, x):
     """`x` as a numeric Tensor, or a TypeError that names the op."""
     if type(x) is not Tensor:
-        x = convert_to_tensor(x)
+        x = _converted(op_name, x)
     if x._value.dtype.kind not in "biufc":
         raise TypeError(f"{op_name}: expected a numeric tensor, got dtype {x.dtype}")
     return x
@@ -37,7 +43,7 @@ def tensor_input(op_name, x):
 def float_input(op_name, x):
     """`x` as a floating-point Tensor, or a TypeError that names the op."""
     if type(x) is not Tensor:
-        x = convert_to_tensor(x)
+        x = _converted(op_name, x)
     if x._value.dtype.kind not in "fc":
         raise TypeError(f"{op_name}: expected a floating-point tensor, got dtype "
                         f"{x.dtype} (use mt.cast)")
@@ -100,21 +106,9 @@ def broadcast_error(op_name, x, y):
 
 
 def normalize_axes(op_name, axis, ndim):
-    """`axis` (None, an int or a list, maybe negative) as a sorted tuple."""
-    if axis is None:
-        return tuple(range(ndim))
-    if isinstance(axis, (Tensor, np.ndarray)):
-        axis = np.asarray(axis).tolist()
-    if not isinstance(axis, (list, tuple)):
-        axis = [axis]
-    axes = set()
-    for a in axis:
-        a = int(a)
-        if not -ndim <= a < ndim and not (ndim == 0 and a in (0, -1)):
-            raise ValueError(f"{op_name}: axis {a} is out of range for a tensor of "
-                             f"rank {ndim}")
-        axes.add(a % ndim if ndim else 0)
-    return tuple(sorted(axes)) if ndim else ()
+    """`axis` (None, an int or a list, maybe negative) as a sorted tuple of
+    distinct axes; anything else is an error naming the op (`arguments.axes`)."""
+    return arguments.axes(op_name, axis, ndim)
 
 
 def unbroadcast(grad, shape, batch_ndim):

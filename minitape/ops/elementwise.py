@@ -13,6 +13,7 @@ import operator
 
 import numpy as np
 
+from .. import arguments
 from ..registry import NotDifferentiable, RegisterGradient, RegisterJVP, batch_ndim
 from ..tensor import Tensor
 from .core import (broadcast_error, emit, float_input, full_tangent, lift,
@@ -70,6 +71,33 @@ def _lifted(op, tx, ty):
     return lift(tx, x, ndim), lift(ty, y, ndim)
 
 
+def _moved(t, term, factor=None):
+    """`term`, t times a partial derivative, made exactly 0 where `t` is 0; t is
+    a tangent (forward mode) or an upstream gradient (reverse mode). An input
+    that does not move, or an output nobody asked about (a zero row of a
+    Jacobian's one-hot seed), adds nothing even where the partial derivative is
+    inf or NaN (0 * inf is NaN in floating point): so both directions give
+    d(x0 * 1 + x1 * inf)/dx0 = 1 and d(y0)/dx1 = 0 for y = x * [1, inf].
+    For a product, the partial derivative is the other `factor`, and a zero
+    factor also wins (an inf tangent times a constant 0 is 0 in forward mode,
+    as the zero gradient it sends back is in reverse mode). The masks are
+    comparisons, not differentiable, so tapes differentiating a rule see
+    `term` wherever it is not masked.
+
+    Only a NaN in `term` can come from 0 * inf, so without one the masks would
+    change nothing and are skipped (they would double the cost of these rules;
+    the sum may also be NaN from inf - inf, which only masks needlessly).
+    A trace (mt.function) keeps the choice made while tracing."""
+    v = term._value
+    total = v.sum() if v.ndim else v[()]  # NaN if any entry is (one cheap check)
+    if t is None or total == total:
+        return term
+    zero = np.zeros((), term.dtype)
+    if factor is not None:
+        term = where(equal(factor, 0), zero, term)
+    return where(equal(t, 0), zero, term)
+
+
 def _sum_jvp(op, batch, a, b):
     """The output tangent a + b from two terms (None is zero), at full shape."""
     t = a if b is None else b if a is None else a + b
@@ -113,8 +141,8 @@ multiply = _binary("Mul", "multiply", operator.mul, "x * y, elementwise.")
 @RegisterGradient("Mul", batch_safe=True)
 def _mul_grad(op, grad):
     x, y = op.inputs
-    return _both(op, grad, grad * y if op.needs[0] else None,
-                 grad * x if op.needs[1] else None)
+    return _both(op, grad, _moved(grad, grad * y, y) if op.needs[0] else None,
+                 _moved(grad, grad * x, x) if op.needs[1] else None)
 
 
 @RegisterJVP("Mul", batch_safe=True)
@@ -122,8 +150,8 @@ def _mul_jvp(op, tx, ty):
     x, y = op.inputs
     batch = tangent_batch(op, (tx, ty))
     tx, ty = _lifted(op, tx, ty)
-    return _sum_jvp(op, batch, None if tx is None else tx * y,
-                    None if ty is None else x * ty)
+    return _sum_jvp(op, batch, None if tx is None else _moved(tx, tx * y, y),
+                    None if ty is None else _moved(ty, x * ty, x))
 
 
 divide = _binary("RealDiv", "divide", operator.truediv, "x / y, elementwise.")
@@ -132,8 +160,8 @@ divide = _binary("RealDiv", "divide", operator.truediv, "x / y, elementwise.")
 @RegisterGradient("RealDiv", batch_safe=True)
 def _div_grad(op, grad):
     y, z = op.inputs[1], op.outputs[0]   # z = x / y
-    gx = grad / y
-    gy = -gx * z if op.needs[1] else None  # d(x/y)/dy = -x/y**2 = -(1/y) z
+    gx = _moved(grad, grad / y)
+    gy = _moved(grad, -gx * z) if op.needs[1] else None  # d(x/y)/dy = -(1/y) z
     return _both(op, grad, gx if op.needs[0] else None, gy)
 
 
@@ -142,8 +170,8 @@ def _div_jvp(op, tx, ty):
     y, z = op.inputs[1], op.outputs[0]
     batch = tangent_batch(op, (tx, ty))
     tx, ty = _lifted(op, tx, ty)
-    return _sum_jvp(op, batch, None if tx is None else tx / y,
-                    None if ty is None else -ty * (z / y))
+    return _sum_jvp(op, batch, None if tx is None else _moved(tx, tx / y),
+                    None if ty is None else _moved(ty, -ty * (z / y)))
 
 
 pow = _binary("Pow", "pow", operator.pow, "x ** y, elementwise.")
@@ -152,8 +180,8 @@ pow = _binary("Pow", "pow", operator.pow, "x ** y, elementwise.")
 @RegisterGradient("Pow", batch_safe=True)
 def _pow_grad(op, grad):
     x, y = op.inputs
-    gx = grad * y * pow(x, y - 1) if op.needs[0] else None
-    gy = grad * op.outputs[0] * _log_base(x) if op.needs[1] else None
+    gx = _moved(grad, grad * y * pow(x, y - 1)) if op.needs[0] else None
+    gy = _moved(grad, grad * op.outputs[0] * _log_base(x)) if op.needs[1] else None
     return _both(op, grad, gx, gy)
 
 
@@ -169,8 +197,9 @@ def _pow_jvp(op, tx, ty):
     x, y = op.inputs
     batch = tangent_batch(op, (tx, ty))
     tx, ty = _lifted(op, tx, ty)
-    return _sum_jvp(op, batch, None if tx is None else tx * (y * pow(x, y - 1)),
-                    None if ty is None else ty * (op.outputs[0] * _log_base(x)))
+    return _sum_jvp(
+        op, batch, None if tx is None else _moved(tx, tx * (y * pow(x, y - 1))),
+        None if ty is None else _moved(ty, ty * (op.outputs[0] * _log_base(x))))
 
 
 negative = _unary("Neg", "negative", operator.neg, "-x.", kinds="biufc")
@@ -378,7 +407,9 @@ def _where_jvp(op, tc, tx, ty):
 def cast(x, dtype, name=None):
     """`x` converted to `dtype`; differentiable between floating dtypes."""
     x = tensor_input("cast", x) if not isinstance(x, Tensor) else x
-    dtype = np.dtype(dtype)
+    dtype = arguments.dtype("cast", dtype)
+    if x.dtype.kind not in "biufc":
+        raise TypeError(f"cast: cannot cast a {x.dtype} tensor to {dtype}")
     if x.dtype == dtype:
         return x
     return emit("Cast", x._value.astype(dtype), (x,), {"DstT": dtype}, name)

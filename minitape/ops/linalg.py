@@ -215,7 +215,14 @@ def _parse_equation(equation, ndims):
 def einsum(equation, *inputs, name=None, **kwargs):
     """Einstein summation, e.g. `mt.einsum('bxby->bxy', j)` (repeated letters
     in an input take a diagonal)."""
+    if not isinstance(equation, str):
+        raise TypeError(f"einsum: the equation must be a string such as 'ij,jk->ik', "
+                        f"got {type(equation).__name__} {equation!r}")
+    if len(inputs) == 1 and isinstance(inputs[0], (list, tuple)):
+        inputs = tuple(inputs[0])  # einsum(eq, [a, b]) as TensorFlow allows
     xs = [tensor_input("einsum", x) for x in inputs]
+    if not xs:
+        raise ValueError(f"einsum: {equation!r} needs at least one operand")
     if len({x.dtype for x in xs}) > 1:
         raise TypeError(f"einsum: operands have different dtypes "
                         f"{[str(x.dtype) for x in xs]}")

@@ -10,6 +10,7 @@ the JVP is the same formula as the gradient.
 """
 import numpy as np
 
+from .. import arguments
 from ..registry import RegisterGradient, RegisterJVP
 from .control import stop_gradient
 from .core import emit, float_input
@@ -82,10 +83,8 @@ RegisterJVP("Softplus", batch_safe=True)(_softplus_grad)
 
 def softmax(logits, axis=-1, name=None):
     x = float_input("softmax", logits)
-    axis = int(axis)
-    if not -x.ndim <= axis < x.ndim:
-        raise ValueError(f"softmax: axis {axis} is out of range for shape {x.shape}")
-    axis = axis % x.ndim - x.ndim  # negative: leading batch dims never shift it
+    # negative: leading batch dims never shift it
+    axis = arguments.one_axis("softmax", axis, x.ndim) - x.ndim
     if x.size == 0:  # nothing to normalise (np.max refuses an empty axis)
         value = x._value.copy()
     else:
@@ -106,7 +105,8 @@ RegisterJVP("Softmax", batch_safe=True)(_softmax_grad)
 
 def log_softmax(logits, axis=-1, name=None):
     x = float_input("log_softmax", logits)
+    axis = arguments.one_axis("log_softmax", axis, x.ndim)  # checked before any op runs
     if x.size == 0:  # an empty result; the steps below would take log(0)
         return identity(x, name=name)
-    shifted = x - stop_gradient(reduce_max(x, axis=int(axis), keepdims=True))
+    shifted = x - stop_gradient(reduce_max(x, axis=axis, keepdims=True))
     return shifted - log(reduce_sum(exp(shifted), axis=axis, keepdims=True))

@@ -166,6 +166,12 @@ def norm(tensor, ord="euclidean", axis=None, keepdims=False, name=None):
     (`'fro'`), built from differentiable ops (the gradient of the euclidean
     norm at 0 is NaN, as in TensorFlow)."""
     x = float_input("norm", tensor)
+    if not (isinstance(ord, str) and ord in ("euclidean", "fro")) and \
+            not (isinstance(ord, (int, float)) and not isinstance(ord, bool)
+                 and ord in (1, 2, np.inf)):
+        raise ValueError(f"norm: ord must be 'euclidean', 'fro', 1, 2 or np.inf, "
+                         f"got {ord!r}")
+    normalize_axes("norm", axis, x.ndim)  # bad axes fail before any op is recorded
     if ord in ("euclidean", "fro", 2, 2.0):
         return sqrt(reduce_sum(x * x, axis=axis, keepdims=keepdims), name=name)
     if ord in (1, 1.0):

@@ -10,27 +10,16 @@ They are linear, so each JVP rule is the op itself applied to the tangent
 """
 import numpy as np
 
+from .. import arguments
 from ..registry import RegisterGradient, RegisterJVP, batch_ndim
-from ..tensor import Tensor
+from ..tensor import Tensor, convert_to_tensor
 from .core import (constant_like, emit, lift, normalize_axes, tangent_batch, tensor_input,
                    unbroadcast)
 
 
-def _shape_arg(op_name, shape):
-    """A shape given as a list, tuple or tensor, whose entries may be tensors."""
-    if isinstance(shape, (Tensor, np.ndarray)):
-        shape = np.asarray(shape).reshape(-1).tolist()
-    elif not isinstance(shape, (list, tuple)):
-        shape = [shape]
-    try:
-        return tuple(int(s) for s in shape)
-    except (TypeError, ValueError):
-        raise TypeError(f"{op_name}: the shape must hold integers, got {shape!r}") from None
-
-
 def reshape(tensor, shape, name=None):
     x = tensor_input("reshape", tensor)
-    shape = _shape_arg("reshape", shape)
+    shape = arguments.shape("reshape", shape, allow_unknown=True)
     if shape == x.shape:
         return x
     try:
@@ -54,7 +43,8 @@ def _reshape_jvp(op, t):
 
 def transpose(a, perm=None, name=None):
     x = tensor_input("transpose", a)
-    perm = tuple(range(x.ndim))[::-1] if perm is None else _shape_arg("transpose", perm)
+    perm = tuple(range(x.ndim))[::-1] if perm is None else \
+        arguments.integers("transpose", "perm", perm)
     if sorted(perm) != list(range(x.ndim)):
         raise ValueError(f"transpose: perm {list(perm)} is not a permutation of the "
                          f"{x.ndim} axes of a tensor of shape {x.shape}")
@@ -85,7 +75,7 @@ def matrix_transpose(a, name=None):
 
 def broadcast_to(input, shape, name=None):
     x = tensor_input("broadcast_to", input)
-    shape = _shape_arg("broadcast_to", shape)
+    shape = arguments.shape("broadcast_to", shape)
     if shape == x.shape:
         return x
     try:
@@ -109,7 +99,7 @@ def _broadcast_to_jvp(op, t):
 
 def expand_dims(input, axis, name=None):
     x = tensor_input("expand_dims", input)
-    axis = int(axis)
+    axis = arguments.integer("expand_dims", "axis", axis)
     if not -x.ndim - 1 <= axis <= x.ndim:
         raise ValueError(f"expand_dims: axis {axis} is out of range for shape {x.shape}")
     axis = axis % (x.ndim + 1)
@@ -147,13 +137,22 @@ def pad(tensor, paddings, mode="CONSTANT", constant_values=0, name=None):
     x = tensor_input("pad", tensor)
     if str(mode).upper() != "CONSTANT":
         raise NotImplementedError(f"pad: only mode='CONSTANT' is supported, got {mode!r}")
-    widths = np.asarray(paddings).astype(np.int64)
+    widths = np.asarray(paddings)
+    if widths.size and widths.dtype.kind not in "iu":
+        raise TypeError(f"pad: paddings must hold integers, got dtype {widths.dtype}: "
+                        f"{widths.tolist()}")
     if widths.shape != (x.ndim, 2) or (widths < 0).any():
         raise ValueError(f"pad: paddings must be {x.ndim} pairs of non-negative "
                          f"integers for a tensor of shape {x.shape}, got "
-                         f"{np.asarray(paddings).tolist()}")
+                         f"{widths.tolist()}")
     widths = tuple((int(a), int(b)) for a, b in widths)
-    fill = np.asarray(constant_values, dtype=x.dtype)
+    try:  # a scalar tensor of another float dtype is fine; a lossy value is not
+        fill = convert_to_tensor(np.asarray(constant_values), dtype=x.dtype)
+    except (TypeError, ValueError) as e:
+        raise type(e)(f"pad: constant_values {constant_values!r}: {e}") from None
+    if fill.size != 1:
+        raise ValueError(f"pad: constant_values must be a scalar, got shape {fill.shape}")
+    fill = fill._value.reshape(())
     # np.pad refuses a scalar's empty paddings; TensorFlow returns the scalar
     value = np.pad(x._value, widths, constant_values=fill) if x.ndim else x._value.copy()
     return emit("PadV2", value, (x,), {"paddings": widths}, name)
@@ -173,11 +172,25 @@ def _pad_jvp(op, t):
     return pad(t, ((0, 0),) * nb + op.attrs["paddings"])  # pads with 0: a constant
 
 
+def _tensor_list(op_name, values):
+    if isinstance(values, (list, tuple)):
+        return values
+    if isinstance(values, Tensor) and values.ndim > 0:
+        return list(values)  # the rows of a tensor
+    raise TypeError(f"{op_name}: values must be a list of tensors, got "
+                    f"{type(values).__name__} {values!r:.80}")
+
+
 def concat(values, axis, name=None):
-    xs = [tensor_input("concat", v) for v in values]
+    xs = [tensor_input("concat", v) for v in _tensor_list("concat", values)]
     if not xs:
         raise ValueError("concat: needs at least one tensor")
-    axis = normalize_axes("concat", axis, xs[0].ndim)[0]
+    if xs[0].ndim == 0:
+        raise ValueError("concat: cannot concatenate scalars (shape ()); use mt.stack")
+    if len({x.ndim for x in xs}) > 1:
+        raise ValueError(f"concat: all tensors must have one rank, got shapes "
+                         f"{[x.shape for x in xs]}")
+    axis = arguments.one_axis("concat", axis, xs[0].ndim)
     dtypes = {x.dtype for x in xs}
     if len(dtypes) > 1:
         raise TypeError(f"concat: all tensors must have one dtype, got {sorted(map(str, dtypes))}")
@@ -215,13 +228,13 @@ def _concat_jvp(op, *tangents):
 
 
 def stack(values, axis=0, name=None):
-    xs = [tensor_input("stack", v) for v in values]
+    xs = [tensor_input("stack", v) for v in _tensor_list("stack", values)]
     if not xs:
         raise ValueError("stack: needs at least one tensor")
     if len({x.shape for x in xs}) > 1 or len({x.dtype for x in xs}) > 1:
         raise ValueError(f"stack: all tensors must have one shape and dtype, got "
                          f"{[(x.shape, str(x.dtype)) for x in xs]}")
-    axis = int(axis)
+    axis = arguments.integer("stack", "axis", axis)
     if not -xs[0].ndim - 1 <= axis <= xs[0].ndim:
         raise ValueError(f"stack: axis {axis} is out of range for shape {xs[0].shape}")
     axis %= xs[0].ndim + 1
@@ -242,9 +255,14 @@ def _stack_jvp(op, *tangents):
     return stack(_zeros_for_missing(op, tangents), axis=nb + op.attrs["axis"])
 
 
-def unstack(value, axis=0, name=None):
+def unstack(value, num=None, axis=0, name=None):
     x = tensor_input("unstack", value)
-    axis = normalize_axes("unstack", axis, x.ndim)[0]
+    if x.ndim == 0:
+        raise ValueError("unstack: cannot unstack a scalar (shape ()); it has no axis")
+    axis = arguments.one_axis("unstack", axis, x.ndim)
+    if num is not None and arguments.integer("unstack", "num", num) != x.shape[axis]:
+        raise ValueError(f"unstack: num={num} but axis {axis} of shape {x.shape} has "
+                         f"{x.shape[axis]} entries")
     lead = (slice(None),) * axis
     return [x[lead + (i,)] for i in range(x.shape[axis])]
 
@@ -279,6 +297,13 @@ def getitem(tensor, index):
     """`tensor[index]`: basic and advanced NumPy indexing, differentiable."""
     x = tensor_input("getitem", tensor)
     index = _index_arg(index)
+    for item in index:  # a wrong kind of index is a TypeError, as for Python's lists
+        if not (item is None or item is Ellipsis
+                or isinstance(item, (int, np.integer, np.bool_, slice))
+                or (isinstance(item, np.ndarray) and item.dtype.kind in "iub")):
+            raise TypeError(f"getitem: cannot index a tensor of shape {x.shape} with "
+                            f"{type(item).__name__} {item!r:.80}; indices are integers, "
+                            "slices, ..., None or integer/bool arrays")
     try:
         value = x._value[index]
     except (IndexError, TypeError, ValueError) as e:
@@ -341,8 +366,10 @@ def _take(t, index, lead):
 
 def shape(input, out_type=np.int32, name=None):
     """The shape as an int32 tensor (not differentiable)."""
+    out_type = arguments.dtype("shape", out_type, kinds="iu")
     return constant_like(np.array(tensor_input("shape", input).shape, dtype=out_type))
 
 
 def size(input, out_type=np.int32, name=None):
+    out_type = arguments.dtype("size", out_type, kinds="iu")
     return constant_like(np.array(tensor_input("size", input).size, dtype=out_type))

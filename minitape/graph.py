@@ -1,0 +1,403 @@
+"""Graphs: what `mt.function` traces a Python function into, and how to run one.
+
+A `Graph` is a list of `Node`s in execution order. Each node names an op type,
+its inputs (`Ref`s: a value of this graph, a Variable, or a constant array) and
+the attributes the op needs. `run_graph` runs the nodes again through the
+public ops (`OPS` maps "MatMul" to `mt.matmul`, ...), so tapes record a replay
+like any other computation and gradients of any order flow through it.
+`minitape.compiler` turns the same graph into straight-line NumPy code.
+
+A custom gradient traced into a graph is a node of type IdentityN whose
+gradient is itself a graph, registered in the gradient registry under a fresh
+key (`register_gradient_graph`).
+"""
+import itertools
+import os
+import weakref
+
+import numpy as np
+
+from . import ops, registry
+from .context import state
+from .ops import shapes
+from .recording import record
+from .tensor import Tensor, TensorSpec, Variable
+
+__all__ = ["Graph", "Node", "Ref", "run_graph", "NodeError", "bind_dims", "OPS", "OpDef",
+           "register_gradient_graph", "GradientKey", "GRADIENT_GRAPHS"]
+
+# --- graphs ---------------------------------------------------------------------
+
+class Ref:
+    """Where a node input comes from: kind "t" (value number `x` of this graph:
+    its inputs first, then each node's outputs), "v" (the current value of
+    Variable `x`) or "c" (the constant NumPy array `x`)."""
+
+    __slots__ = ("kind", "x")
+
+    def __init__(self, kind, x):
+        self.kind, self.x = kind, x
+
+    def __repr__(self):
+        if self.kind == "t":
+            return f"t{self.x}"
+        if self.kind == "v":
+            return f"var({self.x.name})"
+        return f"const{tuple(self.x.shape)}"
+
+
+class Node:
+    """One op of a graph. `outputs` are the TensorSpecs it produced when traced;
+    its output values are numbered from `first`. In a shape-polymorphic graph,
+    `symbolic` holds each output's shape with symbol names (str) for the sizes
+    that vary, else it is None."""
+
+    __slots__ = ("op", "name", "inputs", "attrs", "outputs", "first", "symbolic")
+
+    def __init__(self, op, name, inputs, attrs, outputs, symbolic=None):
+        self.op, self.name, self.inputs, self.attrs = op, name, inputs, attrs
+        self.outputs, self.symbolic = outputs, symbolic
+        self.first = 0
+
+
+class Graph:
+    """A traced function: input specs, nodes in execution order, and an output
+    structure (nested lists, tuples and dicts whose leaves are Refs or None).
+
+    A gradient graph (the traced backward of a custom gradient) takes the
+    upstream gradients first and then `num_captures` values captured from the
+    forward graph, and returns one gradient (or None) per input of its node.
+    """
+
+    def __init__(self, name, inputs, nodes, outputs, num_captures=0, args=None,
+                 dims=None, symbolic_inputs=None):
+        self.name = name
+        self.inputs = list(inputs)       # TensorSpecs with fully known shapes
+        self.nodes = list(nodes)
+        self.outputs = outputs
+        self.num_captures = num_captures
+        self.args = args                 # argument template (function graphs)
+        # Shape polymorphism: `dims` maps symbol names to the sizes the graph was
+        # traced with; `symbolic_inputs` are the input shapes with those symbols.
+        self.dims = dict(dims or {})
+        self.symbolic_inputs = symbolic_inputs
+        first = len(self.inputs)
+        for node in self.nodes:
+            node.first = first
+            first += len(node.outputs)
+        self.num_values = first
+
+    def spec_of(self, ref):
+        """The TensorSpec of a value this graph refers to."""
+        if ref.kind == "t":
+            if ref.x < len(self.inputs):
+                return self.inputs[ref.x]
+            for node in self.nodes:
+                if node.first <= ref.x < node.first + len(node.outputs):
+                    return node.outputs[ref.x - node.first]
+            raise IndexError(f"no value t{ref.x} in graph {self.name}")
+        value = ref.x._value if ref.kind == "v" else ref.x
+        return TensorSpec(value.shape, value.dtype)
+
+    def __str__(self):
+        shapes = self.symbolic_inputs or [s.shape for s in self.inputs]
+        lines = [f"graph {self.name}(" + ", ".join(
+            f"t{i}: {s.dtype}{'[...]' if shape is None else list(shape)}" for i, (s, shape) in
+            enumerate(zip(self.inputs, shapes))) + ")"]
+        for node in self.nodes:
+            outs = ", ".join(f"t{node.first + k}" for k in range(len(node.outputs)))
+            args = ", ".join(map(repr, node.inputs))
+            attrs = {k: (Ref("v", v) if isinstance(v, Variable) else v)
+                     for k, v in node.attrs.items() if k not in ("forward", "captures")}
+            extra = f" {attrs}" if attrs else ""
+            lines.append(f"  {outs + ' = ' if outs else ''}{node.op}({args}){extra}")
+        lines.append(f"  return {_structure_text(self.outputs)}")
+        return "\n".join(lines)
+
+    __repr__ = __str__
+
+
+def _structure_text(s):
+    if isinstance(s, dict):
+        return "{" + ", ".join(f"{k!r}: {_structure_text(v)}" for k, v in s.items()) + "}"
+    if isinstance(s, (list, tuple)):
+        inner = ", ".join(_structure_text(v) for v in s)
+        return f"[{inner}]" if isinstance(s, list) else f"({inner}{',' if len(s) == 1 else ''})"
+    return repr(s)
+
+
+# --- replaying a graph ----------------------------------------------------------
+
+def run_graph(graph, inputs, check=False):
+    """Run `graph` on `inputs` (Tensors) through the public ops; returns its
+    output structure. With `check`, every node's outputs must match the specs
+    recorded in the graph (the saved-model loader's dry run)."""
+    env = list(inputs) + [None] * (graph.num_values - len(inputs))
+    dims = bind_dims(graph, inputs) if graph.symbolic_inputs is not None else None
+
+    def value(ref):
+        kind = ref.kind
+        if kind == "t":
+            return env[ref.x]
+        if kind == "v":
+            return ref.x.read_value()
+        return Tensor(ref.x)
+
+    for i, node in enumerate(graph.nodes):
+        shapes = None if dims is None or node.symbolic is None else \
+            [None if s is None else tuple(dims[d] if isinstance(d, str) else d for d in s)
+             for s in node.symbolic]
+        if check:
+            outs = _checked_run(i, node, value, shapes)
+        else:
+            outs = _run_node(node, [value(r) for r in node.inputs], value, shapes)
+        env[node.first:node.first + len(outs)] = outs
+    return pack_outputs(graph.outputs, value)
+
+
+class NodeError(Exception):
+    """A node failed during a checked run (`run_graph(..., check=True)`)."""
+
+    def __init__(self, index, node, error):
+        super().__init__(f"node {index} ({node.op}): {type(error).__name__}: {error}")
+        self.index, self.node, self.error = index, node, error
+
+
+def bind_dims(graph, inputs):
+    """The sizes of a polymorphic graph's symbols, read off its inputs."""
+    dims = {}
+    for k, (t, shape) in enumerate(zip(inputs, graph.symbolic_inputs)):
+        if shape is None:
+            continue  # any shape
+        if len(t.shape) != len(shape):
+            raise ValueError(f"graph {graph.name}: input {k} has shape {t.shape}, "
+                             f"expected rank {len(shape)}")
+        for n, d in zip(t.shape, shape):
+            if isinstance(d, str):
+                d = dims.setdefault(d, n)
+            if d != n:
+                raise ValueError(f"graph {graph.name}: input {k} has shape {t.shape}, "
+                                 f"which does not fit {list(shape)}")
+    return dims
+
+
+def _checked_run(i, node, value, shapes):
+    """Run a node for the loader's dry run: any failure, or outputs that differ
+    from the declared specs, become a NodeError. A singular matrix is a fact
+    about the dry run's values, not about the graph, so it yields zeros."""
+    try:
+        outs = _run_node(node, [value(r) for r in node.inputs], value, shapes, check=True)
+    except np.linalg.LinAlgError as e:
+        if node.op not in ("MatrixSolve", "MatrixInverse"):
+            raise NodeError(i, node, e) from None
+        outs = tuple(Tensor(np.zeros(s.shape, s.dtype)) for s in node.outputs)
+    except Exception as e:
+        raise NodeError(i, node, e) from None
+    try:
+        _check_outputs(node, outs)
+    except ValueError as e:
+        raise NodeError(i, node, e) from None
+    return outs
+
+
+def _run_node(node, args, value, shapes=None, check=False):
+    if node.op == "IdentityN":
+        return _replay_custom_gradient(node, args, value)
+    if node.op == "AssignVariableOp":
+        return _assign(node, args[0], check)
+    if shapes is None:
+        shapes = [s.shape for s in node.outputs]
+    outs = OPS[node.op].run(args, node.attrs, shapes)
+    return outs if isinstance(outs, (list, tuple)) else (outs,)
+
+
+def _assign(node, x, check):
+    """Replay `variable.assign(x)` (or assign_add, assign_sub); a checked run
+    only verifies that the value fits the variable."""
+    variable, mode = node.attrs["variable"], node.attrs["mode"]
+    if x.shape != variable.shape or x.dtype != variable.dtype:
+        raise ValueError(f"{mode} of a {x.dtype}{list(x.shape)} value to variable "
+                         f"{variable.name} of {variable.dtype}{list(variable.shape)}")
+    if not check:
+        getattr(variable, mode)(x, read_value=False)
+    return ()
+
+
+def _check_outputs(node, outs):
+    if len(outs) != len(node.outputs):
+        raise ValueError(f"op {node.op} produced {len(outs)} outputs, the graph "
+                         f"declares {len(node.outputs)}")
+    for k, (t, spec) in enumerate(zip(outs, node.outputs)):
+        if t.shape != spec.shape or t.dtype != spec.dtype:
+            raise ValueError(f"op {node.op} output {k} has shape {t.shape} and dtype "
+                             f"{t.dtype}, the graph declares shape {spec.shape} and "
+                             f"dtype {spec.dtype}")
+
+
+def pack_outputs(structure, value):
+    """A graph's output structure with each Ref replaced by `value(ref)`."""
+    if isinstance(structure, Ref):
+        return value(structure)
+    if structure is None:
+        return None
+    if isinstance(structure, dict):
+        return {k: pack_outputs(v, value) for k, v in structure.items()}
+    if isinstance(structure, list):
+        return [pack_outputs(v, value) for v in structure]
+    if isinstance(structure, tuple):
+        return tuple(pack_outputs(v, value) for v in structure)
+    raise TypeError(f"bad output structure {structure!r}")
+
+
+def _replay_custom_gradient(node, args, value):
+    """Replay an IdentityN node: outputs are copies of its forward values, and
+    the tapes record ONE op whose gradient is the rule under its key."""
+    forward = [value(r) for r in node.attrs["forward"]]
+    captures = [value(r) for r in node.attrs["captures"]]
+    outs = tuple(Tensor(f._value) for f in forward)
+    if state.tapes:
+        record("IdentityN", tuple(args), outs,
+               {"_gradient_op_type": node.attrs["gradient"],
+                "num_inputs": node.attrs["num_inputs"],
+                "_forward_outputs": tuple(forward), "_captures": tuple(captures)},
+               "IdentityN")
+    return outs
+
+
+# --- the op table: how to replay each op type ------------------------------------
+
+class OpDef:
+    """How to replay one op type: `run(inputs, attrs, output_shapes)` calls the
+    public op; `from_op(operation)` takes the attributes a replay needs from a
+    recorded Operation; `arity` is the number of inputs (None: one or more)."""
+
+    __slots__ = ("run", "arity", "from_op")
+
+    def __init__(self, run, arity, from_op=None):
+        self.run, self.arity = run, arity
+        self.from_op = from_op or (lambda op: {})
+
+
+def _build_op_table():
+    def unary(fn):
+        return OpDef(lambda xs, a, o: fn(xs[0]), 1)
+
+    def binary(fn):
+        return OpDef(lambda xs, a, o: fn(xs[0], xs[1]), 2)
+
+    def attr(*names):
+        return lambda op: {n: op.attrs[n] for n in names}
+
+    def reduction(fn):
+        # axis None (all axes) only in graphs for inputs of unknown rank
+        return OpDef(lambda xs, a, o: fn(xs[0], axis=None if a["axis"] is None else
+                                         list(a["axis"]), keepdims=a["keepdims"]),
+                     1, lambda op: {"axis": tuple(op.attrs["axis"]),
+                                    "keepdims": bool(op.attrs["keepdims"])})
+
+    table = {
+        "AddV2": binary(ops.add), "Sub": binary(ops.subtract),
+        "Mul": binary(ops.multiply), "RealDiv": binary(ops.divide),
+        "Pow": binary(ops.pow), "Maximum": binary(ops.maximum),
+        "Minimum": binary(ops.minimum),
+        "Neg": unary(ops.negative), "Square": unary(ops.square), "Sqrt": unary(ops.sqrt),
+        "Exp": unary(ops.exp), "Log": unary(ops.log), "Sin": unary(ops.sin),
+        "Cos": unary(ops.cos), "Tanh": unary(ops.tanh), "Abs": unary(ops.abs),
+        "Identity": unary(ops.identity), "Sigmoid": unary(ops.sigmoid),
+        "Relu": unary(ops.relu), "Elu": unary(ops.elu), "Softplus": unary(ops.softplus),
+        "MatrixInverse": unary(ops.inv),
+        "SelectV2": OpDef(lambda xs, a, o: ops.where(*xs), 3),
+        "Cast": OpDef(lambda xs, a, o: ops.cast(xs[0], a["DstT"]), 1,
+                      lambda op: {"DstT": np.dtype(op.attrs["DstT"])}),
+        "Reshape": OpDef(lambda xs, a, o: ops.reshape(xs[0], o[0]), 1),
+        "BroadcastTo": OpDef(lambda xs, a, o: ops.broadcast_to(xs[0], o[0]), 1),
+        "Transpose": OpDef(lambda xs, a, o: ops.transpose(xs[0], a["perm"]), 1,
+                           lambda op: {"perm": tuple(int(p) for p in op.attrs["perm"])}),
+        "PadV2": OpDef(lambda xs, a, o: ops.pad(xs[0], a["paddings"],
+                                                constant_values=a["constant_values"]),
+                       1, _pad_attrs),
+        "ConcatV2": OpDef(lambda xs, a, o: ops.concat(xs, a["axis"]), None, attr("axis")),
+        "Pack": OpDef(lambda xs, a, o: ops.stack(xs, a["axis"]), None, attr("axis")),
+        "StridedSlice": OpDef(lambda xs, a, o: ops.getitem(xs[0], a["index"]), 1,
+                              attr("index")),
+        "StridedSliceGrad": OpDef(  # scatter into zeros of the output's shape
+            lambda xs, a, o: shapes._scatter(xs[0], a["index"], o[0][a["batch_ndim"]:],
+                                             a["batch_ndim"]),
+            1, lambda op: {"index": op.attrs["index"],
+                           "batch_ndim": int(op.attrs["batch_ndim"])}),
+        "Sum": reduction(ops.reduce_sum), "Mean": reduction(ops.reduce_mean),
+        "Max": reduction(ops.reduce_max), "Min": reduction(ops.reduce_min),
+        "Prod": reduction(ops.reduce_prod),
+        "MatMul": OpDef(lambda xs, a, o: ops.matmul(xs[0], xs[1], a["transpose_a"],
+                                                    a["transpose_b"]),
+                        2, attr("transpose_a", "transpose_b")),
+        "MatrixSolve": OpDef(lambda xs, a, o: ops.solve(xs[0], xs[1], adjoint=a["adjoint"]),
+                             2, attr("adjoint")),
+        "Einsum": OpDef(lambda xs, a, o: ops.einsum(a["equation"], *xs), None,
+                        attr("equation")),
+        "Softmax": OpDef(lambda xs, a, o: ops.softmax(xs[0], a["axis"]), 1, attr("axis")),
+    }
+    # Value ops: not differentiable (the engine registers them NotDifferentiable),
+    # but recorded, since their results depend on their inputs.
+    for op_type, fn in {"Equal": ops.equal, "NotEqual": ops.not_equal, "Less": ops.less,
+                        "LessEqual": ops.less_equal, "Greater": ops.greater,
+                        "GreaterEqual": ops.greater_equal}.items():
+        table[op_type] = OpDef(lambda xs, a, o, fn=fn: fn(xs[0], xs[1]), 2)
+    for op_type, fn in {"Sign": ops.sign, "Round": ops.round, "Floor": ops.floor,
+                        "StopGradient": ops.stop_gradient}.items():
+        table[op_type] = OpDef(lambda xs, a, o, fn=fn: fn(xs[0]), 1)
+    return table
+
+
+def _pad_attrs(op):
+    """PadV2 keeps only the paddings; the fill value is read off the output."""
+    paddings = tuple((int(a), int(b)) for a, b in op.attrs["paddings"])
+    out = op.outputs[0]._value
+    inner = np.ones(out.shape, dtype=bool)
+    inner[tuple(slice(a, a + n) for (a, _), n in zip(paddings, op.inputs[0].shape))] = False
+    fill = out[inner][0].item() if inner.any() else 0
+    return {"paddings": paddings, "constant_values": fill}
+
+
+OPS = _build_op_table()
+
+
+# --- gradient graphs in the registry ------------------------------------------------
+
+GRADIENT_GRAPHS = {}  # registry key -> the Graph its rule replays (while registered)
+_gradient_keys = itertools.count(1)
+_process_token = os.urandom(4).hex()  # see register_gradient_graph
+
+
+class GradientKey(str):
+    """The registry key of a gradient graph, which also owns the registration:
+    the IdentityN nodes that name it and the ops their calls record hold this
+    object, and when the last of them is gone, so is the registry entry (and
+    with it the gradient graph and the variables it reads). The registry
+    itself is keyed by a plain copy of the string, so it never holds this."""
+
+
+def _unregister(key):
+    registry.unregister(key)
+    GRADIENT_GRAPHS.pop(key, None)
+
+
+def register_gradient_graph(graph):
+    """Register a rule that replays `graph` under a fresh key; return the key
+    (a GradientKey: keep it for as long as the rule is needed).
+
+    The rule feeds the upstream gradients and the op's captured forward values
+    (attribute `_captures`) to the graph. Keys carry a random per-process token,
+    so a key saved by one process never names another process's gradient.
+    """
+    name = f"CustomGradient-{_process_token}-{next(_gradient_keys)}"
+
+    def rule(op, *grads):
+        return run_graph(graph, list(grads) + list(op.attrs["_captures"]))
+
+    rule.__qualname__ = f"gradient_graph[{name}]"
+    registry.RegisterGradient(name)(rule)
+    GRADIENT_GRAPHS[name] = graph
+    key = GradientKey(name)
+    weakref.finalize(key, _unregister, name)
+    return key

@@ -1,0 +1,289 @@
+"""mt.function(jit_compile=True): the compiled program agrees with eager
+execution for every op (values, first and second derivatives, vectorised
+Jacobians), stays differentiable under an outer tape, and cannot be made to
+run code by the attributes of a graph."""
+import numpy as np
+import pytest
+
+import minitape as mt
+from minitape.compiler import compile_graph, identifier
+from minitape.graph import Graph, Node, Ref
+from minitape.tensor import TensorSpec
+from test_ops_gradients import ALL_CASES  # the gradient tests' op table, one row per op call
+
+
+def compiled(fn):
+    return mt.function(fn, jit_compile=True)
+
+
+def traceable(fn, xs):
+    """Ops made with mt.primitive cannot be traced (see function.py)."""
+    try:
+        mt.function(fn)(*xs)
+    except NotImplementedError:
+        pytest.skip("mt.primitive ops are not traced")
+
+
+def assert_same(a, b):
+    a, b = mt.nest.flatten(a), mt.nest.flatten(b)
+    assert len(a) == len(b)
+    for x, y in zip(a, b):
+        assert (x is None) == (y is None)
+        if x is not None:
+            assert x.shape == y.shape and x.dtype == y.dtype
+            np.testing.assert_allclose(np.asarray(x), np.asarray(y), rtol=1e-10, atol=1e-12)
+
+
+def value_and_derivatives(fn):
+    """y, dy/dx, d2(sum w sin y)/dx0 dx, and the pfor Jacobian dy/dx, all computed
+    with tapes inside the function (so the compiled program holds them)."""
+    def run(*xs):
+        with mt.GradientTape(persistent=True) as outer:
+            outer.watch(xs)
+            with mt.GradientTape(persistent=True) as inner:
+                inner.watch(xs)
+                y = fn(*xs)
+                w = mt.constant(np.linspace(0.5, 1.5, y.size).reshape(y.shape).astype(y.dtype))
+                loss = mt.reduce_sum(w * mt.sin(y))
+            grads = inner.gradient(loss, list(xs))
+            jac = inner.jacobian(y, list(xs), experimental_use_pfor=True)
+        hess = outer.jacobian(grads[0], list(xs), experimental_use_pfor=True,
+                              unconnected_gradients=mt.UnconnectedGradients.ZERO)
+        return y, grads, jac, hess
+    return run
+
+
+@pytest.mark.parametrize("fn, args, check_kwargs", ALL_CASES)
+def test_compiled_agrees_with_eager_for_every_op(fn, args, check_kwargs):
+    xs = [mt.constant(a) for a in args]
+    traceable(fn, xs)
+    run = value_and_derivatives(fn)
+    f = compiled(run)
+    assert_same(f(*xs), run(*xs))
+    source = f.experimental_get_compiler_ir(*xs)(stage="python")
+    assert "Tensor" not in source and "grad_" in source
+
+
+@pytest.mark.parametrize("fn, args, check_kwargs", ALL_CASES[:40:3])
+def test_calls_under_an_outer_tape_differentiate_to_second_order(fn, args, check_kwargs):
+    xs = [mt.constant(a) for a in args]
+    traceable(fn, xs)
+    f = compiled(lambda *a: mt.reduce_sum(mt.sin(fn(*a))))
+
+    def second(g):
+        with mt.GradientTape() as t2:
+            t2.watch(xs)
+            with mt.GradientTape() as t1:
+                t1.watch(xs)
+                y = g(*xs)
+            d = t1.gradient(y, xs[0])
+            s = mt.reduce_sum(d * d)
+        return y, d, t2.gradient(s, xs)
+
+    f(*xs)  # compiled once, before the taped call
+    assert_same(second(f), second(lambda *a: mt.reduce_sum(mt.sin(fn(*a)))))
+
+
+def two_layer_model():
+    mt.random.set_seed(0)
+    layer1 = mt.layers.Dense(8, activation=mt.nn.relu)
+    layer2 = mt.layers.Dense(3)
+    x = mt.random.normal([7, 5])
+    layer2(layer1(x))
+    return x, layer1, layer2
+
+
+def training_step(layer1, layer2):
+    def step(x):
+        with mt.GradientTape() as tape:
+            loss = mt.reduce_mean(layer2(layer1(x)) ** 2)
+        variables = layer1.trainable_variables + layer2.trainable_variables
+        for v, g in zip(variables, tape.gradient(loss, variables)):
+            v.assign_sub(0.1 * g)
+        return loss
+    return step
+
+
+def test_a_training_step_with_the_tape_inside_matches_eager():
+    x, a1, a2 = two_layer_model()
+    _, b1, b2 = two_layer_model()
+    eager, fast = training_step(a1, a2), compiled(training_step(b1, b2))
+    for _ in range(3):
+        np.testing.assert_allclose(fast(x).numpy(), eager(x).numpy(), rtol=1e-6)
+    for va, vb in zip(a1.trainable_variables + a2.trainable_variables,
+                      b1.trainable_variables + b2.trainable_variables):
+        np.testing.assert_allclose(vb.numpy(), va.numpy(), rtol=1e-6, atol=1e-7)
+    source = fast.experimental_get_compiler_ir(x)()
+    assert "kernel = kernel_var._value" in source and "assign_sub(kernel_var, " in source
+
+
+def test_the_source_names_inputs_variables_and_adjoints():
+    @mt.function(jit_compile=True)
+    def cube(x):
+        with mt.GradientTape() as tape:
+            tape.watch(x)
+            y = x ** 3
+        return y, tape.gradient(y, x)
+
+    x = mt.constant(2.0)
+    y, dy = cube(x)
+    assert (float(y), float(dy)) == (8.0, 12.0)
+    source = cube.experimental_get_compiler_ir(x)(stage="python")
+    assert source.startswith("def cube")
+    assert "pow = x ** c0  # Pow" in source and "grad_mul = " in source
+    assert "Pow(t0" in cube.experimental_get_compiler_ir(x)(stage="graph")
+    with pytest.raises(ValueError, match="stage"):
+        cube.experimental_get_compiler_ir(x)(stage="hlo")
+
+
+def test_batch_jacobian_and_forward_mode_inside_a_compiled_function():
+    x, layer1, layer2 = two_layer_model()
+
+    def both(x):
+        with mt.GradientTape() as tape:
+            tape.watch(x)
+            y = layer2(layer1(x))
+        bj = tape.batch_jacobian(y, x)
+        with mt.autodiff.ForwardAccumulator(x, mt.ones_like(x)) as acc:
+            z = mt.tanh(layer1(x))
+        return bj, acc.jvp(z)
+
+    assert_same(compiled(both)(x), both(x))
+
+
+def test_simplifications_drop_dead_and_identity_lines():
+    @mt.function(jit_compile=True)
+    def f(x):
+        unused = mt.exp(x)  # noqa: F841  (dead: reaches no output)
+        y = mt.identity(mt.reshape(x, x.shape))
+        return y * (mt.constant(2.0) + mt.constant(3.0))  # folded to one constant
+
+    x = mt.constant([1.0, 2.0])
+    assert f(x).numpy().tolist() == [5.0, 10.0]
+    body = [line for line in f.experimental_get_compiler_ir(x)().splitlines()[1:]
+            if not line.strip().startswith("#")]
+    assert body == ["    mul = x * c0  # Mul", "    return (mul,)"]
+
+
+# --- security: attributes are values, never code --------------------------------------
+
+PAYLOAD = "ij->i'), __import__('os').system('echo pwned'), ('"
+
+
+def test_hostile_attributes_and_names_do_not_become_code():
+    ran = []
+    mt.hostile_flag = ran  # a payload that ran would append here
+    evil = "x\n    mt.hostile_flag.append(1)  # '\"\"\""
+    v = mt.Variable([[1.0, 2.0], [3.0, 4.0]], name=evil)
+    graph = Graph(evil, [TensorSpec((2, 2))],
+                  [Node("Einsum", evil, [Ref("t", 0), Ref("v", v)],
+                        {"equation": PAYLOAD}, [TensorSpec((2,))]),
+                   Node("Einsum", "ok", [Ref("t", 0), Ref("v", v)],
+                        {"equation": "ij,ij->i"}, [TensorSpec((2,))])],
+                  [Ref("t", 1), Ref("t", 2)])
+    program = compile_graph(graph, [evil])
+    for text in ("pwned", "__import__", "hostile_flag.append", "'", '"'):
+        assert text not in program.source
+    for line in program.source.splitlines():
+        assert line.startswith(("def ", "    ")), line
+    x = np.ones((2, 2), np.float32)
+    with pytest.raises(ValueError):  # np.einsum refuses the "equation": nothing ran
+        program([x])
+    assert ran == []
+    del mt.hostile_flag
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("dense/kernel:0", "dense_kernel_0"), ("1x", "v_1x"), ("class", "class_"),
+    ("__import__('os')", "import_os"),
+    ("np", "np_"), ("", "v"), ("a\nb'c", "a_b_c")])
+def test_identifiers_are_sanitised(text, expected):
+    assert identifier(text) == expected
+
+
+def test_a_loaded_model_can_be_compiled(tmp_path):
+    class Model(mt.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = mt.Variable([1.0, -2.0, 0.5], name="w")
+
+        @mt.function(input_signature=[mt.TensorSpec([3])])
+        def f(self, x):
+            return mt.reduce_sum(mt.tanh(x * self.w))
+
+    model = Model()
+    x = mt.constant([0.3, 0.2, -0.1])
+    model.f(x)
+    mt.saved_model.save(model, str(tmp_path / "m"))
+    loaded = mt.saved_model.load(str(tmp_path / "m"))
+    fast = mt.function(loaded.f, jit_compile=True)
+    np.testing.assert_allclose(fast(x).numpy(), model.f(x).numpy(), rtol=1e-6)
+    assert "np.tanh" in fast.experimental_get_compiler_ir(x)()
+
+
+def test_stacks_times_large_matrices_are_folded_and_agree():
+    rng = np.random.default_rng(3)
+    big = mt.constant(rng.standard_normal((64, 70)))
+    stack = mt.constant(rng.standard_normal((3, 70, 5)))
+    rows = mt.constant(rng.standard_normal((3, 2, 64)))
+
+    def f(big, stack, rows):
+        return big @ stack, rows @ big
+
+    fast = compiled(f)
+    assert_same(fast(big, stack, rows), f(big, stack, rows))
+    source = fast.experimental_get_compiler_ir(big, stack, rows)()
+    assert "matmul_columns(big, stack)" in source and "matmul_rows(rows, big)" in source
+
+
+def test_a_loaded_model_with_hostile_names_compiles_to_safe_code(tmp_path):
+    import json
+
+    class Model(mt.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = mt.Variable([[1.0, 2.0], [3.0, 4.0]], name="w")
+
+        @mt.function(input_signature=[mt.TensorSpec([2, 2])])
+        def f(self, x):
+            return mt.einsum("ij,ij->i", x, self.w)
+
+    model = Model()
+    mt.saved_model.save(model, str(tmp_path / "m"))
+    path = tmp_path / "m" / "saved_model.json"
+    doc = json.loads(path.read_text())
+    hostile = "x\n    __import__('os').system('echo pwned')  # \"'"
+    for graph in doc["graphs"].values():
+        for node in graph["nodes"]:
+            node["name"] = hostile
+    for variable in doc["variables"]:
+        variable["name"] = hostile
+    path.write_text(json.dumps(doc))
+    loaded = mt.saved_model.load(str(tmp_path / "m"))
+    x = mt.constant([[1.0, 1.0], [2.0, 0.5]])
+    fast = mt.function(loaded.f, jit_compile=True)
+    np.testing.assert_allclose(fast(x).numpy(), model.f(x).numpy())
+    source = fast.experimental_get_compiler_ir(x)()
+    for text in ("__import__", "('os')", "'", '"'):
+        assert text not in source
+    for line in source.splitlines():
+        assert line.startswith(("def ", "    ")), line
+
+
+def test_a_variable_is_read_where_needed_and_again_after_an_assignment():
+    v = mt.Variable(1.0, name="counter")
+
+    @mt.function(jit_compile=True)
+    def f(x):
+        before = v * 1.5
+        v.assign_add(x)
+        return before, v * 2.0
+
+    x = mt.constant(2.0)
+    assert [float(t) for t in f(x)] == [1.5, 6.0] and float(v) == 3.0
+    body = [line.strip() for line in f.experimental_get_compiler_ir(x)().splitlines()]
+    reads = [line for line in body if line.endswith("# read variable")]
+    assert reads == ["counter = counter_var._value  # read variable",
+                     "counter_1 = counter_var._value  # read variable"]
+    assert body.index(reads[0]) < body.index("assign_add(counter_var, x)  # AssignVariableOp") \
+        < body.index(reads[1])
