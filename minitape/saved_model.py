@@ -291,11 +291,9 @@ class _Writer:
         index = self._function_index.get(id(fn))
         if index is not None:
             return index
-        # Traces for inputs of unknown rank (TensorSpec(None)) are not in the format yet.
-        traces = [c for c in fn.concrete_functions()
-                  if None not in (c.graph.symbolic_inputs or ())]
+        traces = fn.concrete_functions()
         if isinstance(fn, _fn.Function) and fn.input_signature is not None:
-            signature_trace = fn.signature_concrete_function()
+            signature_trace = fn.signature_concrete_function(any_rank=True)
             if not any(c is signature_trace for c in traces):
                 traces.append(signature_trace)
         if not traces:
@@ -341,21 +339,21 @@ class _Writer:
     def encode_graph(self, graph):
         nodes = []
         for node in graph.nodes:
-            symbolic = node.symbolic or [None] * len(node.outputs)
+            shapes = node.symbolic or [s.shape for s in node.outputs]
             encoded = {"op": node.op, "name": str(node.name),
                        "inputs": [self.ref(r) for r in node.inputs],
                        "attrs": self.encode_attrs(node),
-                       "outputs": [_encode_spec(s, sym) for s, sym in
-                                   zip(node.outputs, symbolic)]}
+                       "outputs": [_encode_spec(s, shape) for s, shape in
+                                   zip(node.outputs, shapes)]}
             nodes.append(encoded)
         arguments = None
         if graph.args is not None:
             arguments = [_encode_structure(a, lambda x: _encode_argument(x, graph.name))
                          for a in graph.args]
-        symbolic = graph.symbolic_inputs or [None] * len(graph.inputs)
+        shapes = graph.symbolic_inputs or [s.shape for s in graph.inputs]
         return {"arguments": arguments,
                 "dims": dict(graph.dims),
-                "inputs": [_encode_spec(s, sym) for s, sym in zip(graph.inputs, symbolic)],
+                "inputs": [_encode_spec(s, shape) for s, shape in zip(graph.inputs, shapes)],
                 "captures": graph.num_captures,
                 "nodes": nodes,
                 "outputs": _encode_structure(graph.outputs,
@@ -397,10 +395,12 @@ def _encode_constant(array):
     return encoded
 
 
-def _encode_spec(spec, symbolic=None):
-    shape = list(symbolic) if symbolic is not None else \
-        None if spec.shape is None else list(spec.shape)
-    return {"shape": shape, "dtype": _dtype_name(spec.dtype, f"{spec}")}
+def _encode_spec(spec, shape=()):
+    """{"shape", "dtype"}: `shape` (sizes, symbol names, or None for any shape)
+    defaults to the spec's own."""
+    shape = spec.shape if shape == () else shape
+    return {"shape": None if shape is None else list(shape),
+            "dtype": _dtype_name(spec.dtype, f"{spec}")}
 
 
 def _encode_structure(s, leaf):
@@ -669,7 +669,10 @@ def _no_attrs(j, where):
 _NO_ATTRS = (lambda attrs: {}, _no_attrs)
 _AXIS = (int, lambda x, w: _int(x, w, -MAX_RANK, MAX_RANK))
 _FLAG = (bool, _bool)
-_REDUCTION = _attrs_codec({"axis": (list, _axes), "keepdims": _FLAG})
+_REDUCTION = _attrs_codec({  # axis null: all axes (in graphs for inputs of any rank)
+    "axis": (lambda a: None if a is None else list(a),
+             lambda x, w: None if x is None else _axes(x, w)),
+    "keepdims": _FLAG})
 _ATTR_CODECS = {
     "Cast": _attrs_codec({"DstT": (lambda d: _dtype_name(d, "Cast"), _dtype)}),
     "Transpose": _attrs_codec({"perm": (list, _axes)}),
@@ -844,9 +847,11 @@ class _Loader:
             self.gradients[key] = self.graphs[name]
         for name, graph in self.graphs.items():
             try:
-                check_graph(graph, graph.dims, probes)
+                specs = check_graph(graph, graph.inputs, probes)
             except ValueError as e:
                 raise LoadError(f"graphs.{name}.{e}") from None
+            for node in graph.nodes:  # outputs of any shape: as traced (on scalars)
+                node.outputs = specs[node.first:node.first + len(node.outputs)]
             self.check_custom_gradients(graph, f"graphs.{name}")
         functions = [self.function(f, f"functions[{i}]")
                      for i, f in enumerate(doc["functions"])]
@@ -872,7 +877,7 @@ class _Loader:
         pairs = [self.graph_spec(s, f"{where}.inputs[{i}]", dims)
                  for i, s in enumerate(_list(j["inputs"], f"{where}.inputs"))]
         inputs = [p[0] for p in pairs]
-        bound = {d for _, sym in pairs if sym for d in sym if isinstance(d, str)}
+        bound = {d for _, shape in pairs if shape for d in shape if isinstance(d, str)}
         if set(dims) - bound:
             _fail(f"{where}.dims", f"dimension {sorted(set(dims) - bound)[0]!r} appears in "
                   "no input shape")
@@ -895,9 +900,13 @@ class _Loader:
             if used != list(range(len(inputs))):
                 _fail(f"{where}.arguments", f"must use each of the {len(inputs)} inputs "
                       "exactly once")
+        symbolic_inputs = _symbolic(pairs)
+        if None not in (symbolic_inputs or ()) and any(
+                None in (node.symbolic or ()) for node in nodes):
+            _fail(f"{where}.nodes", "a shape may be null only in a graph with an input "
+                  "of any shape")
         return _fn.Graph(name, inputs, nodes, outputs, num_captures=captures, args=args,
-                         dims=dims, symbolic_inputs=[sym or p.shape for p, sym in pairs]
-                         if dims else None)
+                         dims=dims, symbolic_inputs=symbolic_inputs)
 
     def argument(self, x, where):
         if isinstance(x, dict) and "input" in x:
@@ -911,12 +920,16 @@ class _Loader:
         _fail(where, f'expected {{"input": k}} or {{"value": v}}, got {_brief(x)}')
 
     def graph_spec(self, j, where, dims):
-        """A spec in a graph: (TensorSpec with the traced sizes, the shape with
-        symbol names where the graph is polymorphic, or None)."""
+        """A spec in a graph: (TensorSpec with the traced sizes, the declared
+        shape: sizes and symbol names, or None for any shape, which a graph for
+        inputs of unknown rank has and which traces as a scalar)."""
         _check_keys(j, where, ("shape", "dtype"))
+        if j["shape"] is None:
+            return TensorSpec((), _dtype(j["dtype"], f"{where}.dtype")), None
         dims_list = _list(j["shape"], f"{where}.shape", MAX_RANK)
         if not any(isinstance(d, str) for d in dims_list):
-            return _tensor_spec(j, where), None
+            spec = _tensor_spec(j, where)
+            return spec, spec.shape
         for i, d in enumerate(dims_list):
             if isinstance(d, str) and d not in dims:
                 _fail(f"{where}.shape[{i}]", f"unknown dimension {_brief(d)} (the graph's "
@@ -969,8 +982,7 @@ class _Loader:
         pairs = [self.graph_spec(s, f"{where}.outputs[{i}]", dims)
                  for i, s in enumerate(_list(j["outputs"], f"{where}.outputs"))]
         outputs = [p[0] for p in pairs]
-        symbolic = [sym or p.shape for p, sym in pairs] if any(sym for _, sym in pairs) \
-            else None
+        symbolic = _symbolic(pairs)
         w = f"{where}.attrs"
         if op == "IdentityN":
             a = _check_keys(j["attrs"], w, ("num_inputs", "gradient", "forward", "captures"))
@@ -996,7 +1008,9 @@ class _Loader:
     def check_custom_gradients(self, graph, where):
         """Each IdentityN whose gradient graph is known (saved, or live in this
         process) must fit it: upstream specs = the node's outputs, captures =
-        the node's captures, one gradient per node input with its spec."""
+        the node's captures, one gradient per node input with its spec. (Graphs
+        for inputs of any rank are checked for dtypes here; their shapes are
+        checked at each call.)"""
         for i, node in enumerate(graph.nodes):
             if node.op != "IdentityN":
                 continue
@@ -1006,7 +1020,8 @@ class _Loader:
             if grad is None:
                 continue  # unknown here: differentiating it raises LookupError
             wanted = list(node.outputs) + [graph.spec_of(r) for r in node.attrs["captures"]]
-            if grad.inputs != wanted or grad.num_captures != len(node.attrs["captures"]):
+            same = _same_dtypes if _any_rank(graph) or _any_rank(grad) else _same_specs
+            if not same(grad.inputs, wanted) or grad.num_captures != len(node.attrs["captures"]):
                 _fail(w, f"the gradient graph of {key} takes {_specs_text(grad.inputs)}, "
                       f"but the node gives it {_specs_text(wanted)}")
             outs = grad.outputs
@@ -1015,7 +1030,7 @@ class _Loader:
                 _fail(w, f"the gradient graph of {key} must return a list of one gradient "
                       f"(or null) per input of the node ({len(node.inputs)})")
             for k, (o, r) in enumerate(zip(outs, node.inputs)):
-                if o is not None and grad.spec_of(o) != graph.spec_of(r):
+                if o is not None and not same([grad.spec_of(o)], [graph.spec_of(r)]):
                     _fail(w, f"the gradient graph of {key} returns "
                           f"{_spec_text(grad.spec_of(o))} for input {k}, which is "
                           f"{_spec_text(graph.spec_of(r))}")
@@ -1076,12 +1091,12 @@ class _Loader:
                     raise ValueError("its arguments bind to the parameters differently")
             except (TypeError, ValueError) as e:
                 _fail(w, f"graph {g} does not fit the function's signature: {e}")
-            if graph.dims:
+            if graph.symbolic_inputs is not None:
                 key = _fn.symbolic_key(key, graph)
             if key in traces:
                 _fail(w, f"graph {g} repeats the arguments of another trace")
             traces[key] = _fn.ConcreteFunction(fn, graph, key)
-            traces[key].polymorphic = bool(graph.dims)
+            traces[key].polymorphic = graph.symbolic_inputs is not None
         return fn
 
     def build_objects(self, objects_json, functions):
@@ -1113,6 +1128,29 @@ class _Loader:
         if untracked:
             root._captured_variables = untracked
         return root
+
+
+def _any_rank(graph):
+    return None in (graph.symbolic_inputs or ())
+
+
+def _same_specs(a, b):
+    return list(a) == list(b)
+
+
+def _same_dtypes(a, b):
+    return len(a) == len(b) and all(x.dtype == y.dtype for x, y in zip(a, b))
+
+
+def _symbolic(pairs):
+    """The declared shapes of (spec, shape) pairs when any of them names a
+    symbol or is any shape (a polymorphic graph's `symbolic_inputs`, a node's
+    `symbolic`), else None."""
+    shapes = [shape for _, shape in pairs]
+    if all(shape is not None and not any(isinstance(d, str) for d in shape)
+           for shape in shapes):
+        return None
+    return shapes
 
 
 _RESERVED = ("variables", "trainable_variables", "non_trainable_variables", "submodules",
@@ -1306,30 +1344,32 @@ def _read_npy(f, spec, where):
 
 # --- checking a graph without running it ----------------------------------------------
 
-def check_graph(graph, dims, probes=None):
+def check_graph(graph, inputs, probes=None):
     """Work out every node's output shape (and, given a dict `probes` to keep
     the answers of `_probe_dtype` in, its dtype)
     from its inputs' specs and attributes, compare them with the declared
     specs, and add up what one call would cost: values held (bytes) and
-    element operations. Nothing is computed. `dims` gives the sizes of a
-    polymorphic graph's symbols: the traced ones when loading, a call's own
-    when a loaded function is called. Raises ValueError("nodes[i]...: ...")."""
-    def sized(spec, symbolic):
-        if symbolic is None or not dims:
-            return spec
-        return TensorSpec([dims[d] if isinstance(d, str) else d for d in symbolic],
-                          spec.dtype)
+    element operations. Nothing is computed. `inputs` are the specs of the
+    graph's inputs: its own when loading, a call's when a loaded polymorphic
+    function is called (symbols take the sizes they give; outputs of any shape
+    get the shapes worked out). Raises ValueError("nodes[i]...: ...")."""
+    polymorphic = graph.symbolic_inputs is not None
+    dims = _fn.bind_dims(graph, inputs) if polymorphic else {}
 
-    specs = [sized(s, sym) for s, sym in
-             zip(graph.inputs, graph.symbolic_inputs or [None] * len(graph.inputs))]
+    def sized(spec, shape):
+        if not polymorphic or shape is None:
+            return TensorSpec(shape, spec.dtype)  # None: any shape, worked out below
+        return TensorSpec([dims[d] if isinstance(d, str) else d for d in shape], spec.dtype)
+
+    specs = [TensorSpec(s.shape, s.dtype) for s in inputs]
     held = sum(_nbytes(s) for s in specs)
     work = 0
     for i, node in enumerate(graph.nodes):
-        outs = [sized(s, sym) for s, sym in
-                zip(node.outputs, node.symbolic or [None] * len(node.outputs))]
+        declared = [sized(s, shape) for s, shape in
+                    zip(node.outputs, node.symbolic or [s.shape for s in node.outputs])]
         ins = [specs[r.x] if r.kind == "t" else graph.spec_of(r) for r in node.inputs]
         try:
-            work += _check_node(node, ins, outs, specs, probes)
+            cost, outs = _check_node(node, ins, declared, specs, probes)
         except (ValueError, TypeError, IndexError, ArithmeticError) as e:
             raise ValueError(f"nodes[{i}]: op {node.op} on inputs "
                              f"{_specs_text(ins)}: {e}") from None
@@ -1337,6 +1377,7 @@ def check_graph(graph, dims, probes=None):
             if _nbytes(s) > MAX_TENSOR_BYTES:
                 raise ValueError(f"nodes[{i}].outputs[{k}]: {_spec_text(s)} is more than "
                                  f"the limit of {MAX_TENSOR_BYTES} bytes for one tensor")
+        work += cost
         held += sum(_nbytes(s) for s in outs)
         specs.extend(outs)
         if held > MAX_GRAPH_BYTES:
@@ -1345,25 +1386,29 @@ def check_graph(graph, dims, probes=None):
         if work > MAX_GRAPH_WORK:
             raise ValueError(f"nodes[{i}]: a call would do about {work} element "
                              f"operations by here, more than the limit of {MAX_GRAPH_WORK}")
+    return specs
 
 
 def _check_node(node, ins, outs, specs, probes):
-    """Check one node's declared outputs; return its cost in element operations."""
+    """Check one node's declared outputs (a shape None: any shape); return its
+    cost in element operations and its output specs."""
     op, attrs, shapes = node.op, node.attrs, [s.shape for s in ins]
     if op == "IdentityN":
         forward = [specs[r.x] if r.kind == "t" else TensorSpec(*_shape_dtype(r))
                    for r in attrs["forward"]]
-        if forward != outs:
+        if len(forward) != len(outs) or any(
+                f.dtype != o.dtype or o.shape not in (None, f.shape)
+                for f, o in zip(forward, outs)):
             raise ValueError(f"declares outputs {_specs_text(outs)} but its forward values "
                              f"are {_specs_text(forward)}")
-        return sum(_size(s) for s in outs)
+        return sum(_size(s) for s in forward), forward
     if op == "AssignVariableOp":
         variable = attrs["variable"]
         target = TensorSpec(variable.shape, variable.dtype)
         if len(ins) != 1 or outs or ins[0] != target:
             raise ValueError(f"takes one value of the variable's {_spec_text(target)} "
                              "and has no outputs")
-        return _size(ins[0])
+        return _size(ins[0]), []
     arity = _fn.OPS[op].arity
     if (arity is None and not ins) or (arity is not None and len(ins) != arity):
         raise ValueError(f"takes {'one or more' if arity is None else arity} inputs")
@@ -1371,7 +1416,7 @@ def _check_node(node, ins, outs, specs, probes):
         raise ValueError(f"has one output, {len(outs)} declared")
     out = outs[0]
     shape, work = _output_shape(op, attrs, shapes, out.shape)
-    if shape != out.shape:
+    if out.shape is not None and shape != out.shape:
         raise ValueError(f"gives shape {shape}, but the node declares {out.shape}")
     if op in _SAME_DTYPE:
         dtype = ins[0].dtype
@@ -1385,7 +1430,8 @@ def _check_node(node, ins, outs, specs, probes):
         dtype = probes[key]
     if dtype != out.dtype:
         raise ValueError(f"gives dtype {dtype}, but the node declares {out.dtype}")
-    return work + sum(_size(s) for s in ins) + _size(out)
+    out = TensorSpec(shape, dtype)
+    return work + sum(_size(s) for s in ins) + _size(out), [out]
 
 
 def _output_shape(op, attrs, shapes, declared):
@@ -1394,6 +1440,8 @@ def _output_shape(op, attrs, shapes, declared):
     if op in _ELEMENTWISE:
         return np.broadcast_shapes(*shapes), 0
     a = shapes[0]
+    if declared is None and op in ("Reshape", "BroadcastTo", "StridedSliceGrad"):
+        raise ValueError("needs a declared output shape")
     if op == "Reshape":
         if math.prod(a) != math.prod(declared):
             raise ValueError(f"cannot reshape {math.prod(a)} elements to {declared}")
@@ -1433,6 +1481,8 @@ def _output_shape(op, attrs, shapes, declared):
         _index_shape(declared[nb:], attrs["index"])
         return declared, 0
     if op in _REDUCTIONS:
+        if attrs["axis"] is None:  # all axes
+            return (1,) * len(a) if attrs["keepdims"] else (), 0
         rank = max(len(a), 1)  # a scalar takes axis 0 (or -1)
         if any(not -rank <= axis < rank for axis in attrs["axis"]):
             raise ValueError(f"axis {list(attrs['axis'])} is out of range for rank {len(a)}")
@@ -1569,9 +1619,9 @@ def _gradient_graph(key):
 def _run(graph, inputs, what):
     """Run a loaded graph. A polymorphic one is checked again for the sizes of
     this call first: the limits hold, and its declared shapes fit these sizes."""
-    if graph.dims:
+    if graph.symbolic_inputs is not None:
         try:
-            check_graph(graph, _fn.bind_dims(graph, inputs))
+            check_graph(graph, [TensorSpec(t.shape, t.dtype) for t in inputs])
         except ValueError as e:
             raise ValueError(f"loaded {what}, graph {graph.name}: {e}") from None
     return _fn.run_graph(graph, inputs)
@@ -1604,7 +1654,7 @@ def call_arguments(signature, template, tensors):
 
 
 def _spec_text(s):
-    return f"{s.dtype}{list(s.shape)}"
+    return f"{s.dtype}{'[any]' if s.shape is None else list(s.shape)}"
 
 
 def _specs_text(specs):

@@ -247,6 +247,26 @@ def test_a_polymorphic_graph_that_only_fits_its_traced_sizes_is_refused_at_the_c
         loaded.f(mt.ones([1]))
 
 
+def test_a_graph_for_inputs_of_any_shape_is_checked_at_each_call(tmp_path):
+    # f(x) = x * c with c of shape [13] and x of any shape ("shape": null).
+    doc = model([{"shape": None, "dtype": "float32"}],
+                [{"op": "Mul", "name": "m", "inputs": ["t0", "c0"], "attrs": {},
+                  "outputs": [{"shape": None, "dtype": "float32"}]}])
+    doc["constants"] = [{"shape": [13], "dtype": "float32"}]
+    loaded = mt.saved_model.load(write(tmp_path / "m", doc, {"c0": np.ones(13, np.float32)}))
+    assert loaded.f(mt.ones([])).shape == (13,)
+    assert loaded.f(mt.ones([2, 13])).shape == (2, 13)
+    with pytest.raises(ValueError, match=r"nodes\[0\]: op Mul on inputs \[float32\[2\], "
+                       r"float32\[13\]\]: shape mismatch"):
+        loaded.f(mt.ones([2]))
+    # What a call would hold is worked out from the call's shapes, before computing.
+    (trace,) = loaded.f.concrete_functions()
+    sm.check_graph(trace.graph, [mt.TensorSpec([1 << 20, 13])])
+    with pytest.raises(ValueError, match=r"nodes\[0\].outputs\[0\]: float32\[8388608, 13\] "
+                       "is more than the limit"):
+        sm.check_graph(trace.graph, [mt.TensorSpec([1 << 23, 13])])
+
+
 # --- links and special files ---------------------------------------------------------
 
 @pytest.fixture
