@@ -30,14 +30,12 @@ import stat
 import struct
 import tempfile
 import warnings
-import weakref
 import zipfile
 import zlib
 
 import numpy as np
 
 from . import function as _fn
-from . import registry
 from .context import state
 from .layers import Module
 from .tensor import Tensor, TensorSpec, Variable
@@ -362,7 +360,7 @@ class _Writer:
     def encode_attrs(self, node):
         if node.op == "IdentityN":
             key = node.attrs["gradient"]
-            graph = _gradient_graph(key)
+            graph = _fn.GRADIENT_GRAPHS.get(key)
             if self.options.experimental_custom_gradients and graph is not None:
                 self.gradients[key] = self.graph_name(graph)
             return {"num_inputs": node.attrs["num_inputs"], "gradient": key,
@@ -856,10 +854,11 @@ class _Loader:
         functions = [self.function(f, f"functions[{i}]")
                      for i, f in enumerate(doc["functions"])]
 
-        # Everything checked: register the saved gradients under fresh keys,
-        # which the graphs' IdentityN nodes then hold (and with them the
-        # registrations: see `_register_loaded_gradient`).
-        fresh = {key: _register_loaded_gradient(graph)
+        # Everything checked: register the saved gradients under fresh keys.
+        # A key (a GradientKey) owns its registration: the graphs' IdentityN
+        # nodes and the ops tapes record from them hold it, and when the last
+        # holder is gone, so is the registry entry with its graph.
+        fresh = {key: _fn.register_gradient_graph(graph)
                  for key, graph in self.gradients.items()}
         for graph in self.graphs.values():
             for node in graph.nodes:
@@ -1016,7 +1015,7 @@ class _Loader:
                 continue
             w = f"{where}.nodes[{i}]"
             key = node.attrs["gradient"]
-            grad = self.gradients.get(key) or _gradient_graph(key)
+            grad = self.gradients.get(key) or _fn.GRADIENT_GRAPHS.get(key)
             if grad is None:
                 continue  # unknown here: differentiating it raises LookupError
             wanted = list(node.outputs) + [graph.spec_of(r) for r in node.attrs["captures"]]
@@ -1584,36 +1583,6 @@ def _nbytes(spec):
 def _shape_dtype(ref):
     value = ref.x._value if ref.kind == "v" else ref.x
     return value.shape, value.dtype
-
-
-# --- loaded gradients: registered for as long as something uses them --------------------
-
-class _GradientKey(str):
-    """The registry key of a loaded gradient graph. The IdentityN nodes of the
-    loaded graphs hold it, and so does every op a tape records from them; when
-    the last holder goes, a finalizer removes the registration (and with it the
-    graph), so a dropped model leaves nothing behind in the registry."""
-
-
-def _register_loaded_gradient(graph):
-    """Register `graph` as a gradient rule under a fresh key (the same rule and
-    numbering as traced gradients), owned by the returned key object."""
-    key = _fn.register_gradient_graph(graph)
-    owner = _GradientKey(key)
-    owner.graph, owner.registered = graph, key
-    weakref.finalize(owner, _forget_gradient, str(key))
-    return owner
-
-
-def _forget_gradient(key):
-    registry.unregister(key)
-    _fn.GRADIENT_GRAPHS.pop(key, None)
-
-
-def _gradient_graph(key):
-    """The gradient graph registered under `key`: a loaded one, or one traced in
-    this process; None if there is none."""
-    return getattr(key, "graph", None) or _fn.GRADIENT_GRAPHS.get(key)
 
 
 def _run(graph, inputs, what):
