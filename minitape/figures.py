@@ -21,6 +21,7 @@ import sys
 
 import minitape as mt
 
+from .widgets.jacobians import newton_losses
 from .plotting import (imshow_zero_center, plot_as_patches, plot_newton_losses,
                        plot_sigmoid_jacobian)
 
@@ -42,8 +43,6 @@ def sigmoid_example():
 def hessian_example(seed=SEED):
     """08: the Hessian of the loss with respect to layer1's kernel, and one
     Newton step (the notebook's draws in the notebook's order)."""
-    from .widgets.jacobians import newton_losses
-
     mt.random.set_seed(seed)
     x = mt.random.normal([7, 5])
     inputs = x

@@ -321,7 +321,7 @@ def _build_op_table():
         "StridedSlice": OpDef(lambda xs, a, o: ops.getitem(xs[0], a["index"]), 1,
                               attr("index")),
         "StridedSliceGrad": OpDef(  # scatter into zeros of the output's shape
-            lambda xs, a, o: shapes._scatter(xs[0], a["index"], o[0][a["batch_ndim"]:],
+            lambda xs, a, o: shapes.scatter(xs[0], a["index"], o[0][a["batch_ndim"]:],
                                              a["batch_ndim"]),
             1, lambda op: {"index": op.attrs["index"],
                            "batch_ndim": int(op.attrs["batch_ndim"])}),

@@ -3,7 +3,7 @@
 `tape.jacobian(y, x)` is the full Jacobian, shape `y.shape + x.shape`. It is
 built in one of two directions, with equal results (to rounding):
 - reverse: one backward walk per *row*, that is per element of the target,
-  starting from an upstream gradient that is 1 at that element (`tape.py`);
+  starting from an upstream gradient that is 1 at that element (`backward.py`);
 - forward: one forward sweep over the recorded ops per *column*, that is per
   element of a source, starting from a tangent that is 1 there (`tangents.py`).
 Rows (or columns) travel together as a leading batch dimension, in chunks, so

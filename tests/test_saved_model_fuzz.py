@@ -13,15 +13,26 @@ import json
 import os
 import random
 import signal
+import sys
 import time
 
 import numpy as np
 import pytest
+from test_saved_model_hostile import (
+    broadcast_chain,
+    einsum_model,
+    matmul_chain,
+    model,
+    node,
+    spec,
+)
 
 import minitape as mt
 from minitape import nest
 from minitape import saved_model as sm
 from minitape.tensor import Tensor
+
+fn_module = sys.modules["minitape.function"]  # the module: mt.function is the decorator
 
 SEED = int(os.environ.get("MINITAPE_FUZZ_SEED", "20261122"))
 CASES = int(os.environ.get("MINITAPE_FUZZ_CASES", "2000"))
@@ -60,6 +71,10 @@ class FuzzModel(mt.Module):
         return {"z": z, "t": t, "e": mt.cast(e, mt.float64),
                 "r": mt.reduce_mean(r, axis=[1, 2]), "m": mt.reduce_max(x, axis=0)}
 
+    @mt.function(input_signature=[mt.TensorSpec(None)])
+    def any_shape(self, x):
+        return clip_gradients(mt.reduce_sum(x * x) * 0.5 + x)
+
     @mt.function
     def scaled(self, x, power=2):
         w = self.w
@@ -84,18 +99,18 @@ class FuzzModel(mt.Module):
 
 @pytest.fixture(scope="module")
 def base(tmp_path_factory):
-    model = FuzzModel()
+    fuzz_model = FuzzModel()
     x = mt.constant([0.5, -1.0])
-    model.scaled(x)
-    model.scaled(x, 3)
-    model.slope(x)
+    fuzz_model.scaled(x)
+    fuzz_model.scaled(x, 3)
+    fuzz_model.slope(x)
     path = tmp_path_factory.mktemp("fuzz") / "base"
-    mt.saved_model.save(model, path)
+    mt.saved_model.save(fuzz_model, path)
     json_bytes = (path / sm.JSON_NAME).read_bytes()
     npz_bytes = (path / sm.NPZ_NAME).read_bytes()
     with np.load(path / sm.NPZ_NAME, allow_pickle=False) as npz:
         arrays = {k: npz[k] for k in npz.files}
-    return json_bytes, npz_bytes, arrays
+    return json_bytes, npz_bytes, arrays, path
 
 
 # --- mutations ---------------------------------------------------------------------
@@ -182,7 +197,8 @@ def nudge(all_slots, rng):
     ints = [(c, k) for c, k in all_slots if type(c[k]) is int]
     if ints:
         c, k = rng.choice(ints)
-        c[k] = rng.choice([c[k] + 1, c[k] - 1, c[k] * 2, 0, -1, c[k] + 13])
+        c[k] = rng.choice([c[k] + 1, c[k] - 1, c[k] * 2, 0, -1, c[k] + 13,
+                           c[k] * 4096, 1 << rng.randrange(12, 40)])
 
 
 EDITS = [replace, replace, swap, swap, delete, duplicate, rename, shuffle, nudge, nudge]
@@ -219,10 +235,40 @@ def edit_arrays(arrays, rng):
     return buffer.getvalue()
 
 
+# --- hand-made hostile models: cost bombs, allocation bombs ------------------------
+
+def bomb(rng):
+    """A small JSON asking for a random amount of work or memory, from harmless
+    to absurd (sizes log-uniform up to 2^30), and an npz that fits it or not."""
+    n = int(2 ** rng.uniform(0, rng.choice([8, 16, 30])))
+    family = rng.choice(["einsum", "matmul", "broadcast", "input", "variables", "zip"])
+    arrays = None
+    if family == "einsum":
+        doc = einsum_model(n)
+    elif family == "matmul":
+        doc = matmul_chain(n)
+    elif family == "broadcast":
+        doc = broadcast_chain(n)
+    elif family == "input":
+        dtype = rng.choice(["bool", "float32", "complex128"])
+        doc = model([spec([n, rng.choice([1, 1 << 10, 1 << 20])], dtype)],
+                    [node("Identity", ["t0"], [n], dtype)])
+    else:
+        count = rng.randint(1, 4)
+        doc = model([spec([])], [node("Neg", ["t0"], [])], [spec([n], "float64")] * count)
+        arrays = {f"v{i}": np.zeros(min(n, 1 << 16)) for i in range(count)}
+        if family == "zip":  # entries that claim or hold more than declared
+            arrays[f"v{rng.randrange(count)}"] = np.zeros(rng.choice([n + 1, 1 << 20]))
+    buffer = io.BytesIO()
+    np.savez_compressed(buffer, **(arrays or {}))
+    return json.dumps(doc).encode(), buffer.getvalue(), f"bomb {family} {n}"
+
+
 def mutate(base, rng):
-    json_bytes, npz_bytes, arrays = base
+    json_bytes, npz_bytes, arrays, _ = base
     kind = rng.choices(["truncate json", "truncate npz", "flip json", "flip npz",
-                        "edit json", "edit arrays"], weights=[8, 4, 14, 8, 56, 10])[0]
+                        "edit json", "edit arrays", "bomb", "special file"],
+                       weights=[8, 4, 14, 8, 50, 8, 6, 2])[0]
     if kind == "truncate json":
         return truncate(json_bytes, rng), npz_bytes, kind
     if kind == "truncate npz":
@@ -233,7 +279,49 @@ def mutate(base, rng):
         return json_bytes, flip_bits(npz_bytes, rng), kind
     if kind == "edit json":
         return edit_json(json_bytes, rng), npz_bytes, kind
+    if kind == "bomb":
+        return bomb(rng)
+    if kind == "special file":
+        return json_bytes, npz_bytes, kind
     return json_bytes, edit_arrays(arrays, rng), kind
+
+
+SPECIAL_FILES = ["link to /etc/passwd", "link to /dev/zero", "link to the base model",
+                 "dangling link", "fifo", "directory", "empty"]
+
+
+def clear(path):
+    """Empty the model directory without following any link in it."""
+    for entry in os.scandir(path):
+        if entry.is_dir(follow_symlinks=False):
+            os.rmdir(entry.path)
+        else:
+            os.unlink(entry.path)
+
+
+def place(path, json_bytes, npz_bytes, kind, base_dir, rng):
+    """Write a case into `path`; a special-file case puts a link, a FIFO, a
+    directory or an empty file in place of one of the two files."""
+    clear(path)
+    (path / sm.JSON_NAME).write_bytes(json_bytes)
+    (path / sm.NPZ_NAME).write_bytes(npz_bytes)
+    if kind != "special file":
+        return kind
+    name = rng.choice([sm.JSON_NAME, sm.NPZ_NAME])
+    special = rng.choice(SPECIAL_FILES if hasattr(os, "mkfifo") else SPECIAL_FILES[:-3])
+    os.unlink(path / name)
+    target = {"link to /etc/passwd": "/etc/passwd", "link to /dev/zero": "/dev/zero",
+              "link to the base model": base_dir / name,
+              "dangling link": path / "nothing"}.get(special)
+    if target is not None:
+        os.symlink(target, path / name)
+    elif special == "fifo":
+        os.mkfifo(path / name)
+    elif special == "directory":
+        os.mkdir(path / name)
+    else:
+        (path / name).write_bytes(b"")
+    return f"{name} is a {special}"
 
 
 # --- running a loaded copy ------------------------------------------------------------------
@@ -265,6 +353,9 @@ def exercise(loaded):
             tensors = [Tensor(np.linspace(-1, 1, int(np.prod(s.shape))).reshape(s.shape)
                               .astype(s.dtype)) for s in graph.inputs]
             args, kwargs = sm.call_arguments(fn._signature, graph.args, tensors)
+            # The loader worked out every node's spec without running anything:
+            # running it gives exactly those specs.
+            fn_module.run_graph(graph, tensors, check=True)
             sources = [t for t in tensors if t.dtype.kind == "f"]
             with mt.GradientTape(persistent=True) as tape:
                 tape.watch(sources)
@@ -300,6 +391,7 @@ def test_damaged_saved_models_load_or_raise_load_error(base, tmp_path):
     path = tmp_path / "m"
     path.mkdir()
     outcomes = {"loaded": 0, "rejected": 0}
+    slowest = (0.0, None)
     use_alarm = hasattr(signal, "setitimer")
     if use_alarm:
         previous = signal.signal(signal.SIGALRM, _alarm)
@@ -307,20 +399,27 @@ def test_damaged_saved_models_load_or_raise_load_error(base, tmp_path):
         with np.errstate(all="ignore"):
             for case in range(CASES):
                 json_bytes, npz_bytes, kind = mutate(base, rng)
-                (path / sm.JSON_NAME).write_bytes(json_bytes)
-                (path / sm.NPZ_NAME).write_bytes(npz_bytes)
+                kind = place(path, json_bytes, npz_bytes, kind, base[3], rng)
                 where = f"case {case} ({kind}, seed {SEED})"
-                start = time.perf_counter()
                 if use_alarm:
                     signal.setitimer(signal.ITIMER_REAL, CASE_SECONDS)
                 try:
+                    start = time.perf_counter()
                     try:
                         loaded = mt.saved_model.load(path)
                     except sm.LoadError as e:
-                        assert sm._UNEXPECTED not in str(e), f"{where}: {e}"
+                        message = str(e)
+                        assert sm._UNEXPECTED not in message, f"{where}: {e}"
+                        assert message.startswith((f"{path}: {sm.JSON_NAME}: ",
+                                                   f"{path}: {sm.NPZ_NAME}: ")), \
+                            f"{where}: names no file: {e}"
                         outcomes["rejected"] += 1
                         continue
-                    exercise(loaded)
+                    finally:
+                        seconds = time.perf_counter() - start
+                        slowest = max(slowest, (seconds, where))
+                    if not kind.startswith("bomb"):  # a bomb that loads may run long
+                        exercise(loaded)
                     outcomes["loaded"] += 1
                 except Hang:
                     pytest.fail(f"{where}: took more than {CASE_SECONDS} s")
@@ -329,10 +428,27 @@ def test_damaged_saved_models_load_or_raise_load_error(base, tmp_path):
                 finally:
                     if use_alarm:
                         signal.setitimer(signal.ITIMER_REAL, 0)
-                assert time.perf_counter() - start < CASE_SECONDS, where
     finally:
         if use_alarm:
             signal.signal(signal.SIGALRM, previous)
+        clear(path)
+    report(outcomes, slowest)
     # Both paths were exercised: many copies rejected, and a good number that
     # still made sense loaded and ran.
     assert outcomes["rejected"] > CASES // 2 and outcomes["loaded"] > CASES // 50, outcomes
+
+
+def report(outcomes, slowest):
+    """With MINITAPE_FUZZ_REPORT=file, write the figures of this run there
+    (benchmarks/saved_model_fuzz.py runs it in a fresh process for the peak RSS)."""
+    file = os.environ.get("MINITAPE_FUZZ_REPORT")
+    if not file:
+        return
+    peak = None
+    if os.path.exists("/proc/self/status"):
+        with open("/proc/self/status") as f:
+            peak = next((line.split()[1] for line in f if line.startswith("VmHWM:")), None)
+    with open(file, "w") as f:
+        json.dump({"cases": CASES, "seed": SEED, **outcomes, "other exceptions": 0,
+                   "slowest load seconds": round(slowest[0], 4), "slowest case": slowest[1],
+                   "peak RSS KiB": None if peak is None else int(peak)}, f, indent=1)

@@ -29,10 +29,14 @@ def test_count_numbers_adds_up_output_sizes():
 def test_jacobian_work_grows_with_n_forward_and_with_m_reverse():
     assert fw.jacobian_work(8, 64, "forward") < fw.jacobian_work(8, 64, "reverse")
     assert fw.jacobian_work(64, 8, "forward") > fw.jacobian_work(64, 8, "reverse")
-    # auto runs exactly what its rule picks
-    for n, m in [(8, 64), (64, 8), (16, 32), (16, 33)]:
-        picked = mt.autodiff.jacobian_direction(n, m)
-        assert fw.jacobian_work(n, m, "auto") == fw.jacobian_work(n, m, picked)
+    # auto runs exactly one of the two directions, and the cheaper one where they
+    # differ by far (the rule itself is the tape's business)
+    for n, m in [(8, 64), (64, 8), (16, 32), (16, 33), (64, 96), (64, 128)]:
+        auto = fw.jacobian_work(n, m, "auto")
+        works = {d: fw.jacobian_work(n, m, d) for d in ("forward", "reverse")}
+        assert auto in works.values()
+        assert fw.auto_direction(n, m) == next(d for d, w in works.items() if w == auto)
+    assert fw.auto_direction(8, 64) == "forward" and fw.auto_direction(64, 8) == "reverse"
 
 
 def test_the_three_second_order_methods_agree_and_the_hessian_costs_most():
@@ -51,6 +55,20 @@ def test_timings_are_positive_seconds():
     assert 0 < fw.second_order_time(2, "HVP, forward-over-reverse") < 5
 
 
+def test_interleaved_tables_have_one_time_per_size():
+    calls = []
+    best = fw.interleaved_best_times({"a": lambda: calls.append("a"), "b": lambda: calls.append("b")},
+                                     rounds=3)
+    assert sorted(calls) == ["a"] * 4 + ["b"] * 4  # a warm-up, then one run per round
+    assert set(best) == {"a", "b"} and all(0 <= t < 1 for t in best.values())
+    table = fw.jacobian_times(4, [2, 8], rounds=2)
+    assert set(table) == {"forward", "reverse"}
+    assert all(len(v) == 2 and all(t > 0 for t in v) for v in table.values())
+    table = fw.second_order_times([2, 3], full_hessian_up_to=2, rounds=2)
+    assert table["full Hessian"][1] is None and table["full Hessian"][0] > 0
+    assert all(t > 0 for t in table["HVP, forward-over-reverse"])
+
+
 def test_direction_explorer_sliders_change_the_pick():
     w = fw.direction_explorer(n=16, m=64)
     d = w.data
@@ -64,7 +82,7 @@ def test_direction_explorer_sliders_change_the_pick():
     assert (d["m"], d["auto"], d["cheaper"]) == (4, "reverse", "reverse")
     assert d["ax"].patches[0].get_alpha() == 0.35  # forward is now the faded bar
     _control(w, "n inputs").value = 1
-    assert w.data["auto"] == "forward"             # 2 * 1 < 4
+    assert w.data["auto"] == fw.auto_direction(1, 4) == "forward"  # 1 input, 4 outputs
     assert plt.get_fignums() == []                 # each redraw frees its figure
 
 

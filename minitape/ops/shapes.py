@@ -314,7 +314,7 @@ def getitem(tensor, index):
 
 @RegisterGradient("StridedSlice", batch_safe=True)
 def _getitem_grad(op, grad):
-    return _scatter(grad, op.attrs["index"], op.inputs[0].shape, batch_ndim(op, grad))
+    return scatter(grad, op.attrs["index"], op.inputs[0].shape, batch_ndim(op, grad))
 
 
 @RegisterJVP("StridedSlice", batch_safe=True)
@@ -322,7 +322,7 @@ def _getitem_jvp(op, t):
     return _take(t, op.attrs["index"], len(tangent_batch(op, (t,))))
 
 
-def _scatter(grad, index, shape, nb):
+def scatter(grad, index, shape, nb):
     """Zeros of `shape` (plus batch dims) with `grad` added at `index`."""
     g = tensor_input("scatter", grad)
     return emit("StridedSliceGrad", _scatter_value(g._value, index, shape, nb), (g,),
@@ -351,7 +351,7 @@ def _scatter_grad(op, grad):
 @RegisterJVP("StridedSliceGrad", batch_safe=True)
 def _scatter_jvp(op, t):
     nb = len(tangent_batch(op, (t,))) + op.attrs["batch_ndim"]
-    return _scatter(t, op.attrs["index"], op.attrs["shape"], nb)
+    return scatter(t, op.attrs["index"], op.attrs["shape"], nb)
 
 
 def _take(t, index, lead):

@@ -2,21 +2,27 @@
 
     count_numbers(fn)                       # how much the ops inside fn computed
     jacobian_work(n, m, direction)          # ... for the Jacobian of tanh(W @ x)
+    auto_direction(n, m)                    # the direction "auto" took for it
     second_order_work(k, method)            # ... for a Hessian or one Hessian-vector product
     jacobian_time(n, m, direction)          # the same two, in seconds (the fastest
     second_order_time(k, method)            #   of a few runs)
+    jacobian_times(n, ms), second_order_times(ks)   # whole tables, runs interleaved
     direction_explorer(n=16, m=64)          # sliders n and m: forward vs reverse
 
 "Work" here is the number of numbers that ops produce: every op outputs a
-tensor, and we add up their sizes. It is a deterministic stand-in for time
-(the notebook's timing plots vary from run to run; these counts never do), and
-it is what batching hides: a batch of m one-hot rows through an op that makes a
-vector of 1,000 numbers makes m * 1,000 of them.
+tensor, and we add up their sizes. It stands in for the floating-point
+operations (FLOPs) done: an elementwise op does a few per number it outputs,
+while a matrix product does as many multiply-adds per number as its inner
+dimension, which the count leaves out. It is deterministic (timings vary from
+run to run; these counts never do), and it shows what batching hides: a batch
+of m one-hot rows through an op that makes a vector of 1,000 numbers makes
+m * 1,000 of them.
 
 The computations need only NumPy and minitape; ipywidgets and matplotlib are
 imported when the explorer is made. Only core widgets are used, so it works
 with ipywidgets 7.7 (Colab) and 8.
 """
+import random
 import time
 
 import numpy as np
@@ -24,13 +30,14 @@ import numpy as np
 from .. import ops
 from ..autodiff import ForwardAccumulator
 from ..context import state
-from ..jacobians import GradientTape, jacobian_direction
+from ..jacobians import GradientTape  # the tape with jacobian attached
 from .jacobians import _interactive, _show
 
-__all__ = ["count_numbers", "jacobian_work", "jacobian_time", "tanh_layer",
+__all__ = ["count_numbers", "jacobian_work", "auto_direction", "jacobian_time", "tanh_layer",
            "second_order_loss", "hessian_full", "hvp_nested_tapes",
            "hvp_forward_over_reverse", "second_order_work", "second_order_time",
-           "best_time", "direction_explorer"]
+           "best_time", "interleaved_best_times", "jacobian_times", "second_order_times",
+           "direction_explorer"]
 
 
 class _Everything(dict):
@@ -102,6 +109,16 @@ def jacobian_work(n, m, direction="auto"):
     outputs, in the given direction (forward pass included)."""
     _, numbers, _ = count_numbers(_jacobian_run(n, m, direction))
     return numbers
+
+
+def auto_direction(n, m):
+    """The direction `jacobian(..., experimental_direction="auto")` took for
+    tanh(W @ x), n inputs and m outputs: the one whose work it did."""
+    auto = jacobian_work(n, m, "auto")
+    for direction in ("forward", "reverse"):
+        if auto == jacobian_work(n, m, direction):
+            return direction
+    raise AssertionError(f"auto did neither direction's work for n={n}, m={m}")
 
 
 def jacobian_time(n, m, direction="auto"):
@@ -186,13 +203,59 @@ def best_time(fn, repeats=7):
     return min(times)
 
 
+def interleaved_best_times(fns, rounds=40, seed=0):
+    """The fastest of `rounds` runs of each callable in the dict `fns`, in
+    seconds, as a dict with the same keys.
+
+    Each round runs every callable once, in a shuffled order, so a burst of
+    load from elsewhere on the machine slows one run of many callables rather
+    than every run of one: the table keeps its shape on a busy machine. Notebook
+    10's stored timing tables were measured this way."""
+    keys = list(fns)
+    best = dict.fromkeys(keys, float("inf"))
+    for key in keys:  # warm-up
+        fns[key]()
+    order = random.Random(seed)
+    for _ in range(rounds):
+        order.shuffle(keys)
+        for key in keys:
+            start = time.perf_counter()
+            fns[key]()
+            best[key] = min(best[key], time.perf_counter() - start)
+    return best
+
+
+def jacobian_times(n, ms, directions=("forward", "reverse"), rounds=40):
+    """Milliseconds per Jacobian of tanh(W @ x), n inputs: {direction: [one per m]}."""
+    fns = {(d, m): _jacobian_run(n, m, d) for d in directions for m in ms}
+    best = interleaved_best_times(fns, rounds)
+    return {d: [round(best[d, m] * 1e3, 3) for m in ms] for d in directions}
+
+
+def second_order_times(ks, methods=tuple(_SECOND_ORDER), full_hessian_up_to=48, rounds=40):
+    """Milliseconds for one full Hessian or one Hessian-vector product on the loss
+    of `second_order_loss(k)`: {method: [one per k]}, None where the full Hessian
+    is skipped (k > full_hessian_up_to)."""
+    fns = {}
+    for method in methods:
+        for k in ks:
+            if method != "full Hessian" or k <= full_hessian_up_to:
+                f, w, v = second_order_loss(k)
+                fns[method, k] = (lambda run=_SECOND_ORDER[method], f=f, w=w, v=v: run(f, w, v))
+    best = interleaved_best_times(fns, rounds)
+    return {method: [round(best[method, k] * 1e3, 3) if (method, k) in best else None for k in ks]
+            for method in methods}
+
+
 # --- the explorer ----------------------------------------------------------------
 
 def direction_explorer(n=16, m=64):
     """Sliders for the number of inputs `n` and of outputs `m` of tanh(W @ x):
     bars for the numbers computed by a forward-mode and a reverse-mode Jacobian,
-    and the direction `jacobian` picks by itself. Forward mode's work grows
-    with n, reverse mode's with m; they cross where n and m are about equal.
+    and the direction `jacobian` picks by itself (found by running "auto" and
+    seeing which of the two it computed, so it follows whatever rule the tape
+    uses). Forward mode's work grows with n, reverse mode's with m; they cross
+    where n and m are about equal.
 
     `widget.data` holds n, m, forward, reverse (numbers computed), auto (the
     direction "auto" takes), cheaper (the direction that computed less) and
@@ -206,7 +269,7 @@ def direction_explorer(n=16, m=64):
     def draw(n, m):
         forward = jacobian_work(n, m, "forward")
         reverse = jacobian_work(n, m, "reverse")
-        auto = jacobian_direction(n, m)
+        auto = auto_direction(n, m)
         fig, ax = plt.subplots(figsize=(7, 4))
         plot_direction_work(forward, reverse, auto, ax=ax,
                             title=f"Jacobian of tanh(W @ x): {n} inputs, {m} outputs")
