@@ -44,7 +44,8 @@ from .context import state
 from .graph import (GRADIENT_GRAPHS, OPS, Graph, Node, NodeError, Ref,  # noqa: F401
                     bind_dims, register_gradient_graph, run_graph)
 from .recording import Operation
-from .tensor import Tensor, TensorLike, TensorSpec, Variable, convert_to_tensor
+from .specs import TensorSpec
+from .tensor import Tensor, TensorLike, Variable, convert_to_tensor
 
 __all__ = ["function", "Function", "ConcreteFunction"]
 

@@ -38,7 +38,8 @@ import numpy as np
 from . import function as _fn
 from .context import state
 from .layers import Module
-from .tensor import Tensor, TensorSpec, Variable
+from .specs import TensorSpec
+from .tensor import Tensor, Variable
 
 __all__ = ["save", "load", "SaveOptions", "LoadError"]
 
