@@ -22,19 +22,18 @@ import numpy as np
 from .. import nn, ops
 from ..tape import GradientTape
 from ..tensor import Variable
+from .compat import interactive
 
 
 def _interactive(callback, **controls):
     """An `interactive` whose callback's results land in `widget.data`."""
-    import ipywidgets as widgets
-
     data = {}
 
     def run(**values):
         data.clear()
         data.update(callback(**values))
 
-    widget = widgets.interactive(run, **controls)
+    widget = interactive(run, **controls)
     widget.data = data
     return widget
 

@@ -18,6 +18,7 @@ from ..function import function
 from ..layers import Dense
 from ..random import set_seed
 from ..tape import GradientTape
+from .compat import interactive
 
 __all__ = ["EXAMPLES", "program_source", "count_lines", "program_explorer"]
 
@@ -111,7 +112,7 @@ def program_explorer():
         print(source)
         print(f"\n{forward} forward lines, {adjoint} adjoint lines")
 
-    widget = widgets.interactive(
+    widget = interactive(
         show, name=widgets.Dropdown(options=list(EXAMPLES), description="f(x)"),
         part=widgets.ToggleButtons(options=PARTS, description="lines"),
         kind=widgets.ToggleButtons(options=KINDS, description="program"))

@@ -24,6 +24,7 @@ import html
 import minitape as mt
 from minitape import registry
 from minitape.display import tape_html, tapes_html
+from minitape.widgets.compat import interactive
 
 __all__ = [
     "eager_walk", "counted_walk", "usage_count_graph", "usage_count_explorer",
@@ -171,7 +172,7 @@ def usage_count_explorer():
         display(HTML(_walk_html(r)))
         return r
 
-    return widgets.interactive(
+    return interactive(
         show,
         uses=widgets.IntSlider(value=2, min=2, max=6, description="uses of b"),
         wait_for_all=widgets.Checkbox(value=True, description="wait for all uses",
@@ -234,7 +235,7 @@ def recording_explorer():
     def box(text):
         return widgets.Checkbox(value=False, description=text, indent=False)
 
-    return widgets.interactive(
+    return interactive(
         show,
         pause_y=box("stop_recording around y_sq = y * y"),
         reset_after_y=box("reset() after y_sq"),
@@ -282,7 +283,7 @@ def stop_gradient_explorer():
         display(HTML(_stop_gradient_html(r, y)))
         return r
 
-    return widgets.interactive(
+    return interactive(
         show,
         y=widgets.FloatSlider(value=3.0, min=-4.0, max=4.0, step=0.25, description="y"),
         stop_first=widgets.Checkbox(value=False, indent=False,
@@ -343,7 +344,7 @@ def clip_explorer():
         display(HTML(_clip_html(r, clip_norm)))
         return r
 
-    return widgets.interactive(
+    return interactive(
         show,
         clip_norm=widgets.FloatSlider(value=0.5, min=0.05, max=3.0, step=0.05,
                                       description="clip_norm"),
@@ -410,7 +411,7 @@ def two_tapes_explorer():
     def box(text, value):
         return widgets.Checkbox(value=value, description=text, indent=False)
 
-    return widgets.interactive(
+    return interactive(
         show,
         tape0_x0=box("tape0 watches x0", True), tape0_x1=box("tape0 watches x1", False),
         tape1_x0=box("tape1 watches x0", False), tape1_x1=box("tape1 watches x1", True),

@@ -24,6 +24,7 @@ import sys
 import tempfile
 
 import minitape as mt
+from minitape.widgets.compat import interactive
 
 __all__ = ["clip_gradients", "MyModule", "LOAD_CODE", "saved_gradient",
            "saved_gradient_explorer"]
@@ -183,7 +184,7 @@ def saved_gradient_explorer():
         display(HTML(_saved_html(r)))
         return r
 
-    return widgets.interactive(
+    return interactive(
         show,
         custom_gradients=widgets.Checkbox(
             value=True, description="experimental_custom_gradients",

@@ -1,0 +1,20 @@
+"""One `interactive` for ipywidgets 7 (Colab) and 8.
+
+ipywidgets 8 runs an `interactive`'s callback as soon as the widget is made;
+ipywidgets 7 runs it only when the widget is displayed. The explorers make
+their widget, and tests read `widget.result` before anything is displayed, so
+`interactive` here runs the callback once at once on 7 as well (7 runs it once
+more when the widget is displayed, which redraws the same first state).
+"""
+
+__all__ = ["interactive"]
+
+
+def interactive(callback, **controls):
+    """`ipywidgets.interactive(callback, **controls)` whose callback has run."""
+    import ipywidgets as widgets  # lazy: `import minitape` needs only NumPy
+
+    widget = widgets.interactive(callback, **controls)
+    if int(widgets.__version__.split(".")[0]) < 8:
+        widget.update()
+    return widget

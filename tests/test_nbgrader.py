@@ -1,0 +1,210 @@
+"""Teachers hand out the exercises with nbgrader (docs/teaching.md).
+
+nbgrader's generate_assignment turns every notebook into a student copy in a
+temporary course folder; then for each notebook with exercises:
+
+- no solution survives in the student copy (no markers, and no distinctive
+  line of any solution);
+- each check cell fails on the blank exercise and passes on the solution
+  (`tools.assignments.round_trip`: one kernel per notebook, two at a time);
+- the exercise cells have the metadata nbgrader expects;
+
+and nbgrader's autograder gives the blank copy of 00_build_a_tape no points
+and its solution all of them.
+"""
+import json
+import multiprocessing
+import re
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from tools import assignments
+
+pytest.importorskip("nbgrader")
+pytestmark = [pytest.mark.slow,
+              # nbgrader's gradebook (SQLAlchemy) warns about its own session handling
+              pytest.mark.filterwarnings("ignore:Object of type:Warning")]
+
+ROOT = Path(__file__).resolve().parent.parent
+ALL_NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
+
+
+def _load(path):
+    return json.loads(Path(path).read_text(encoding="utf-8"))
+
+
+EXERCISE_NOTEBOOKS = [p for p in ALL_NOTEBOOKS
+                      if any(assignments.is_check(c) for c in _load(p)["cells"])]
+ids = [p.stem for p in EXERCISE_NOTEBOOKS]
+
+
+@pytest.mark.parametrize("path", ALL_NOTEBOOKS, ids=lambda p: p.stem)
+def test_every_notebook_has_a_graded_exercise(path):
+    cells = _load(path)["cells"]
+    assert any(assignments.is_solution(c) for c in cells), f"{path.name}: no solution cell"
+    assert any(assignments.is_check(c) for c in cells), f"{path.name}: no check cell"
+
+
+@pytest.mark.parametrize("path", EXERCISE_NOTEBOOKS, ids=ids)
+def test_exercise_cells_have_nbgrader_metadata(path):
+    code = [c for c in _load(path)["cells"] if c["cell_type"] == "code"]
+    graded = [(i, c) for i, c in enumerate(code) if "nbgrader" in c.get("metadata", {})]
+    assert graded
+    prefix = None
+    for i, cell in graded:
+        meta = cell["metadata"]["nbgrader"]
+        if meta.get("solution"):
+            match = re.fullmatch(r"(ex\w+(?:-[\w-]+)?)-solution", meta["grade_id"])
+            assert match, meta["grade_id"]
+            prefix = match.group(1)
+            assert meta == {"grade": False, "grade_id": meta["grade_id"], "locked": False,
+                            "schema_version": 3, "solution": True, "task": False}
+            regions = assignments.solution_regions(assignments.source_text(cell))
+            assert regions and all(r.strip() for r in regions), "an empty solution region"
+            nxt = code[i + 1] if i + 1 < len(code) else {}
+            assert nxt.get("metadata", {}).get("nbgrader", {}).get("grade"), (
+                f"{meta['grade_id']}: the next code cell must be its check cell")
+        else:
+            assert meta == {"grade": True, "grade_id": meta["grade_id"], "locked": True,
+                            "points": meta.get("points"), "schema_version": 3,
+                            "solution": False, "task": False}
+            assert meta["points"] and meta["points"] > 0
+            assert meta["grade_id"] == f"{prefix}-check", (
+                f"{meta['grade_id']} does not follow the solution {prefix}-solution")
+            assert "assert" in assignments.source_text(cell), "a check cell must assert"
+    ids_ = [c["metadata"]["nbgrader"]["grade_id"] for _, c in graded]
+    assert len(set(ids_)) == len(ids_), "grade ids must be unique in a notebook"
+
+
+@pytest.fixture(scope="session")
+def course(tmp_path_factory):
+    """Student copies of every notebook, made by nbgrader's generate_assignment."""
+    course_dir = tmp_path_factory.mktemp("course")
+    released = assignments.generate(ALL_NOTEBOOKS, course_dir)
+    return course_dir, released
+
+
+def test_every_notebook_gets_a_student_copy(course):
+    _, released = course
+    assert sorted(p.name for p in released.glob("*.ipynb")) == [p.name for p in ALL_NOTEBOOKS]
+
+
+def _distinctive_lines(nb):
+    """Per solution region, its lines that appear nowhere else in the notebook."""
+    outside = "\n".join(
+        assignments.source_text(c) if not assignments.is_solution(c)
+        else re.sub(r"### BEGIN SOLUTION.*?### END SOLUTION", "",
+                    assignments.source_text(c), flags=re.S)
+        for c in nb["cells"])
+    per_region = []
+    for cell in nb["cells"]:
+        if assignments.is_solution(cell):
+            for region in assignments.solution_regions(assignments.source_text(cell)):
+                lines = {ln.strip() for ln in region.splitlines()}
+                per_region.append((region, [ln for ln in lines
+                                            if len(ln) >= 8 and ln not in outside]))
+    return per_region
+
+
+@pytest.mark.parametrize("path", EXERCISE_NOTEBOOKS, ids=ids)
+def test_student_copy_keeps_no_solution(course, path):
+    _, released = course
+    student_text = (released / path.name).read_text(encoding="utf-8")
+    assert assignments.BEGIN not in student_text and assignments.END not in student_text
+    student = json.loads(student_text)
+    assert all(c.get("outputs", []) == [] for c in student["cells"] if c["cell_type"] == "code")
+    student_sources = "\n".join(assignments.source_text(c) for c in student["cells"])
+    instructor_sources = "\n".join(assignments.source_text(c) for c in _load(path)["cells"])
+    for region, lines in _distinctive_lines(_load(path)):
+        assert lines, f"no line of this solution is distinctive enough to test:\n{region}"
+        assert all(ln in instructor_sources for ln in lines)  # the search itself works
+        leaked = [ln for ln in lines if ln in student_sources]
+        assert not leaked, f"{path.name}: the student copy still holds {leaked}"
+
+
+@pytest.fixture(scope="session")
+def round_trips(course):
+    """`assignments.round_trip` for every notebook with exercises, two at a time
+    (one kernel each), in the temporary course folder."""
+    course_dir, released = course
+    work = course_dir / "work"
+    work.mkdir()
+    with ProcessPoolExecutor(max_workers=2,
+                             mp_context=multiprocessing.get_context("spawn")) as pool:
+        futures = {p.name: pool.submit(assignments.round_trip, p, released / p.name, work)
+                   for p in EXERCISE_NOTEBOOKS}
+        return {name: f.result() for name, f in futures.items()}
+
+
+@pytest.mark.parametrize("path", EXERCISE_NOTEBOOKS, ids=ids)
+def test_each_check_fails_blank_and_passes_solved(round_trips, path):
+    results = round_trips[path.name]
+    checks = [assignments.nbgrader_meta(c)["grade_id"] for c in _load(path)["cells"]
+              if assignments.is_check(c)]
+    assert [r["check"] for r in results] == checks
+    for r in results:
+        assert r["blank_error"] is not None, (
+            f"{r['check']} passes on the blank exercise: it must fail until it is solved")
+        assert r["solution_error"] is None, (
+            f"{r['check']} fails on the solution {r['solution']}: {r['solution_error']}")
+
+
+def test_autograde_scores_blank_zero_and_solution_full(tmp_path):
+    """nbgrader's own autograder on 00_build_a_tape: the blank copy gets 0 points,
+    the instructor's notebook (the solution) all of them."""
+    from nbgrader.api import Gradebook
+    from nbgrader.apps import NbGraderAPI
+    from traitlets.config import Config
+
+    notebook = ROOT / "notebooks" / "00_build_a_tape.ipynb"
+    released = assignments.generate([notebook], tmp_path)
+    for student, source in (("blank", released / notebook.name), ("solved", notebook)):
+        folder = tmp_path / "submitted" / student / assignments.ASSIGNMENT
+        folder.mkdir(parents=True)
+        (folder / notebook.name).write_bytes(source.read_bytes())
+    config = Config()
+    config.CourseDirectory.root = str(tmp_path)
+    api = NbGraderAPI(config=config)
+    for student in ("blank", "solved"):
+        result = api.autograde(assignments.ASSIGNMENT, student)
+        assert result["success"], result.get("error")
+    with Gradebook(f"sqlite:///{tmp_path / 'gradebook.db'}") as gb:
+        scores = {s: gb.find_submission_notebook(notebook.stem, assignments.ASSIGNMENT, s)
+                  for s in ("blank", "solved")}
+        n_checks = sum(assignments.is_check(c) for c in _load(notebook)["cells"])
+        assert scores["blank"].max_score == n_checks
+        assert [g.score for g in scores["blank"].grades] == [0.0] * n_checks
+        assert scores["solved"].score == scores["solved"].max_score == n_checks
+
+
+def _tiny_notebook(path, check_source, solution="answer = 42"):
+    import nbformat
+    from nbformat.v4 import new_code_cell, new_notebook
+
+    sol = new_code_cell(f"### BEGIN SOLUTION\n{solution}\n### END SOLUTION")
+    sol.metadata["nbgrader"] = {"grade": False, "grade_id": "ex-solution", "locked": False,
+                                "schema_version": 3, "solution": True, "task": False}
+    chk = new_code_cell(check_source)
+    chk.metadata["nbgrader"] = {"grade": True, "grade_id": "ex-check", "locked": True,
+                                "points": 1, "schema_version": 3, "solution": False,
+                                "task": False}
+    nb = new_notebook(cells=[new_code_cell("answer = 0"), sol, chk])
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
+                                 "language": "python"}
+    nbformat.write(nb, str(path))
+    return path
+
+
+def test_round_trip_reports_checks_that_pass_blank_or_fail_solved(tmp_path):
+    """The round trip itself can fail: a check that passes without the answer, and
+    one that fails with it, are both reported."""
+    weak = _tiny_notebook(tmp_path / "weak.ipynb", "assert isinstance(answer, int)")
+    wrong = _tiny_notebook(tmp_path / "wrong.ipynb", "assert answer == 43")
+    released = assignments.generate([weak, wrong], tmp_path / "course")
+    (weak_result,) = assignments.round_trip(weak, released / "weak.ipynb", tmp_path)
+    (wrong_result,) = assignments.round_trip(wrong, released / "wrong.ipynb", tmp_path)
+    assert weak_result["blank_error"] is None and weak_result["solution_error"] is None
+    assert wrong_result["blank_error"].startswith("AssertionError")
+    assert wrong_result["solution_error"].startswith("AssertionError")

@@ -1,0 +1,48 @@
+"""tools.rebuild_notebooks on two tiny notebooks: one with an explorer-like
+widget (stored with its state, a fallback and stripped metadata), one whose
+cell raises (left unchanged, exit status 1)."""
+import json
+
+import nbformat
+import pytest
+from nbformat.v4 import new_code_cell, new_notebook
+
+from tools import colab
+from tools import rebuild_notebooks as rb
+
+pytest.importorskip("ipywidgets")
+pytestmark = pytest.mark.slow
+
+
+def _write(path, *sources):
+    nb = new_notebook(cells=[new_code_cell(s) for s in sources])
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
+                                 "language": "python"}
+    nbformat.write(nb, str(path))
+    return path
+
+
+def test_rebuild_stores_widget_state_fallback_and_strips(tmp_path):
+    good = _write(tmp_path / "good.ipynb", "print('old colab cell')",
+                  "import ipywidgets as w\nfrom IPython.display import HTML, display",
+                  "# NBVAL_IGNORE_OUTPUT\n"
+                  "w.interactive(lambda x: display(HTML(f'<b>x is {x}</b>')),\n"
+                  "              x=w.IntSlider(value=3, description='x'))")
+    bad = _write(tmp_path / "bad.ipynb", "print('colab')", "raise ValueError('boom')")
+    bad_before = bad.read_bytes()
+
+    assert rb.main([str(good), str(bad), "-j", "2"]) == 1
+
+    assert bad.read_bytes() == bad_before  # a failed run changes nothing
+    nb = json.loads(good.read_text(encoding="utf-8"))
+    assert colab.source_text(colab.first_code_cell(nb)) == colab.cell_source()
+    state = rb.widget_state(nb)
+    assert state, "no widget state stored"
+    (view,) = [o for o in nb["cells"][2]["outputs"] if rb.WIDGET_VIEW in o["data"]]
+    assert view["data"][rb.WIDGET_VIEW]["model_id"] in state
+    fallback = "".join(view["data"]["text/html"])
+    assert rb.FALLBACK_CAPTION in fallback and "x = 3" in fallback
+    assert "<b>x is 3</b>" in fallback
+    for cell in nb["cells"]:  # nbstripout ran: counts kept, volatile metadata gone
+        assert cell["execution_count"] is not None
+        assert "execution" not in cell["metadata"]

@@ -1,0 +1,183 @@
+"""Rebuild the stored outputs of the course notebooks, in one command.
+
+    python -m tools.rebuild_notebooks                  # every notebook in notebooks/
+    python -m tools.rebuild_notebooks notebooks/07_jacobians.ipynb -j 1
+
+For each notebook:
+
+1. write the Colab install cell (`tools.colab`) as its first code cell;
+2. execute it top to bottom in a fresh kernel (nbclient, like `jupyter nbconvert
+   --execute`), with `record_timing=False` and `store_widget_state=True`: the
+   state of every widget goes into the notebook's metadata, so JupyterLab (and
+   nbviewer) draw each explorer as it first looked before anything runs;
+3. give each explorer's output a static fallback: the HTML or picture its first
+   state showed, under the caption "explorer, as first drawn", next to the
+   widget view, for viewers without a widget manager (GitHub's preview). Only
+   cells marked `# NBVAL_IGNORE_OUTPUT` get it (nbval compares every other
+   output as text);
+4. strip volatile metadata with `nbstripout --keep-output --keep-count`,
+   keeping `metadata.widgets`.
+
+Notebooks run in parallel (`-j`, default 2); each in its own kernel, with
+notebooks/ as the working directory. A notebook whose run raises is left
+unchanged (the error is printed, and the exit status is 1); the others are
+still rebuilt. Then `python -m pytest notebooks/` must
+pass (nbval compares the stored outputs with a fresh run).
+"""
+import argparse
+import base64
+import html
+import subprocess
+import sys
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+from tools import colab
+
+ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOKS = ROOT / "notebooks"
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
+FALLBACK_CAPTION = "explorer, as first drawn (run the notebook to move it)"
+
+
+def widget_state(nb):
+    """The saved widget models, {model_id: model}, or {} if none were saved."""
+    return nb.get("metadata", {}).get("widgets", {}).get(WIDGET_STATE, {}).get("state", {})
+
+
+def _model_ids(value):
+    """Model ids referenced as 'IPY_MODEL_<id>' anywhere in a widget's state."""
+    if isinstance(value, str):
+        return [value[len("IPY_MODEL_"):]] if value.startswith("IPY_MODEL_") else []
+    if isinstance(value, dict):
+        return [i for v in value.values() for i in _model_ids(v)]
+    if isinstance(value, (list, tuple)):
+        return [i for v in value for i in _model_ids(v)]
+    return []
+
+
+def reachable_models(state, model_id):
+    """The model and every model it references, depth first, each once."""
+    order, stack, seen = [], [model_id], set()
+    while stack:
+        mid = stack.pop()
+        if mid in seen or mid not in state:
+            continue
+        seen.add(mid)
+        order.append(state[mid])
+        stack.extend(reversed(_model_ids(state[mid].get("state", {}))))
+    return order
+
+
+def _controls_text(models):
+    parts = []
+    for m in models:
+        s = m.get("state", {})
+        if "value" in s and s.get("description") and not m["model_name"].startswith("HTML"):
+            parts.append(f"{s['description']} = {s['value']}")
+    return ", ".join(parts)
+
+
+def fallback_html(state, model_id):
+    """HTML showing what the widget `model_id` first drew: the images and HTML
+    of its Output widgets and its HTML widgets, with its controls' values.
+    None when it drew nothing static."""
+    models = reachable_models(state, model_id)
+    pieces = []
+    for m in models:
+        s = m.get("state", {})
+        if m["model_name"] == "OutputModel":
+            for out in s.get("outputs", []):
+                data = out.get("data", {})
+                if "image/png" in data:
+                    png = data["image/png"]
+                    png = "".join(png) if isinstance(png, list) else png
+                    base64.b64decode(png, validate=True)
+                    pieces.append(f'<img src="data:image/png;base64,{png.strip()}"/>')
+                elif "text/html" in data:
+                    h = data["text/html"]
+                    pieces.append("".join(h) if isinstance(h, list) else h)
+                elif out.get("output_type") == "stream":
+                    pieces.append(f"<pre>{html.escape(''.join(out.get('text', '')))}</pre>")
+        elif m["model_name"] == "HTMLModel" and s.get("value"):
+            pieces.append(s["value"])
+    if not pieces:
+        return None
+    controls = _controls_text(models)
+    caption = FALLBACK_CAPTION + (f": {html.escape(controls)}" if controls else "")
+    return (f'<div class="minitape-explorer-fallback"><div style="font-style: italic; '
+            f'opacity: 0.7;">{caption}</div>{"".join(pieces)}</div>')
+
+
+def add_fallbacks(nb):
+    """Add the static fallback to every explorer output of cells marked
+    `# NBVAL_IGNORE_OUTPUT`. Returns how many outputs got one."""
+    state = widget_state(nb)
+    added = 0
+    for cell in nb["cells"]:
+        source = "".join(cell["source"])  # a str (nbformat) or a list of lines (JSON)
+        if cell["cell_type"] != "code" or "# NBVAL_IGNORE_OUTPUT" not in source:
+            continue
+        for out in cell.get("outputs", []):
+            view = out.get("data", {}).get(WIDGET_VIEW)
+            if view is None:
+                continue
+            fallback = fallback_html(state, view["model_id"])
+            if fallback is not None:
+                out["data"]["text/html"] = fallback
+                added += 1
+    return added
+
+
+def rebuild(path, timeout=600):
+    """Steps 1-3 for one notebook (step 4 runs on all of them at the end)."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    path = Path(path)
+    nb = nbformat.read(path, as_version=4)
+    colab.first_code_cell(nb)["source"] = colab.cell_source()
+    client = NotebookClient(nb, timeout=timeout, kernel_name="python3",
+                            record_timing=False, store_widget_state=True,
+                            resources={"metadata": {"path": str(path.parent)}})
+    client.execute()
+    added = add_fallbacks(nb)
+    nbformat.write(nb, path)
+    return f"{path.name}: executed, {len(widget_state(nb))} widget models saved, " \
+           f"{added} explorer fallback(s)"
+
+
+def strip(paths):
+    subprocess.run([sys.executable, "-m", "nbstripout", "--keep-output", "--keep-count",
+                    "--keep-metadata-keys", "metadata.widgets", *map(str, paths)], check=True)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("notebooks", nargs="*", type=Path,
+                        help="notebooks to rebuild (default: notebooks/*.ipynb)")
+    parser.add_argument("-j", "--jobs", type=int, default=2,
+                        help="notebooks executed at once (default 2)")
+    parser.add_argument("--timeout", type=int, default=600, help="seconds per cell")
+    args = parser.parse_args(argv)
+    paths = args.notebooks or sorted(NOTEBOOKS.glob("*.ipynb"))
+    rebuilt, failed = [], []
+    with ProcessPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+        futures = {path: pool.submit(rebuild, path, args.timeout) for path in paths}
+        for path, future in futures.items():
+            try:
+                print(future.result(), flush=True)
+                rebuilt.append(path)
+            except Exception as exc:  # a cell raised: that notebook stays as it was
+                failed.append(path)
+                print(f"FAILED {Path(path).name} (left unchanged): {exc}", flush=True)
+    if rebuilt:
+        strip(rebuilt)
+    if failed:
+        print("not rebuilt: " + ", ".join(Path(p).name for p in failed), file=sys.stderr)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
