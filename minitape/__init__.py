@@ -14,10 +14,11 @@ from .custom import custom_gradient, primitive, stop_gradient  # noqa: F401
 from .custom import no_gradient  # noqa: F401
 from .recipes import grad_pass_through, recompute_grad  # noqa: F401
 from .layers import Module  # noqa: F401
+from .specs import TensorSpec  # noqa: F401
 from .recording import Operation  # noqa: F401
 from .registry import NotDifferentiable, RegisterGradient  # noqa: F401
 from .tape import GradientTape, UnconnectedGradients  # noqa: F401
-from .tensor import (Tensor, TensorSpec, Variable, bool_, constant,  # noqa: F401
+from .tensor import (Tensor, Variable, bool_, constant,  # noqa: F401
                      convert_to_tensor, float16, float32, float64, int32, int64, string)
 
 newaxis = None  # x[:, mt.newaxis], as NumPy's np.newaxis

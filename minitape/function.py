@@ -44,7 +44,8 @@ from .context import state
 from .graph import (GRADIENT_GRAPHS, OPS, Graph, Node, NodeError, Ref,  # noqa: F401
                     bind_dims, register_gradient_graph, run_graph)
 from .recording import Operation
-from .tensor import Tensor, TensorLike, TensorSpec, Variable, convert_to_tensor
+from .specs import TensorSpec
+from .tensor import Tensor, TensorLike, Variable, convert_to_tensor
 
 __all__ = ["function", "Function", "ConcreteFunction"]
 
@@ -394,8 +395,8 @@ def _generalize(ga, gb, symbols):
                 a.shape == b.shape and a.dtype == b.dtype and np.array_equal(a, b)
         if isinstance(a, Variable) or isinstance(b, Variable):
             return a is b
-        if isinstance(a, _Input) or isinstance(b, _Input):
-            return isinstance(a, _Input) and isinstance(b, _Input) and a.index == b.index
+        if isinstance(a, InputSlot) or isinstance(b, InputSlot):
+            return isinstance(a, InputSlot) and isinstance(b, InputSlot) and a.index == b.index
         if isinstance(a, dict):
             return isinstance(b, dict) and list(a) == list(b) and \
                 all(same(a[k], b[k]) for k in a)
@@ -481,7 +482,9 @@ def key_matches(pattern, key):
 
 # --- mt.function ----------------------------------------------------------------
 
-class _Input:
+class InputSlot:
+    """Where the i-th tensor argument goes in a call's argument structure (the
+    rest of the structure is Python values fixed at trace time)."""
     __slots__ = ("index",)
 
     def __init__(self, index):
@@ -525,13 +528,13 @@ def _static_key(value, where):
 
 def split_arguments(values, signature, where):
     """Split canonical argument values into a template (tensors replaced by
-    `_Input(i)`), the list of tensors, and the trace key."""
+    `InputSlot(i)`), the list of tensors, and the trace key."""
     tensors, key = [], []
 
     def tensor_leaf(t):
         key.append(("T", t.shape, t.dtype.str))
         tensors.append(t)
-        return _Input(len(tensors) - 1)
+        return InputSlot(len(tensors) - 1)
 
     def walk(v, spec):
         if spec is not None and isinstance(spec, TensorSpec):
@@ -577,7 +580,7 @@ def bind_arguments(signature, input_signature, args, kwargs, where):
 
 def fill_arguments(template, tensors):
     def walk(v):
-        if isinstance(v, _Input):
+        if isinstance(v, InputSlot):
             return tensors[v.index]
         if isinstance(v, dict):
             return {k: walk(x) for k, x in v.items()}
@@ -597,7 +600,7 @@ def _input_names(template, function):
     names = {}
 
     def walk(v, base):
-        if isinstance(v, _Input):
+        if isinstance(v, InputSlot):
             names.setdefault(v.index, base)
         elif isinstance(v, dict):
             for k, x in v.items():

@@ -21,7 +21,8 @@ from . import ops, registry
 from .context import state
 from .ops import shapes
 from .recording import record
-from .tensor import Tensor, TensorSpec, Variable
+from .specs import TensorSpec
+from .tensor import Tensor, Variable
 
 __all__ = ["Graph", "Node", "Ref", "run_graph", "NodeError", "bind_dims", "OPS", "OpDef",
            "register_gradient_graph", "GradientKey", "GRADIENT_GRAPHS"]

@@ -38,7 +38,8 @@ import numpy as np
 from . import function as _fn
 from .context import state
 from .layers import Module
-from .tensor import Tensor, TensorSpec, Variable
+from .specs import TensorSpec
+from .tensor import Tensor, Variable
 
 __all__ = ["save", "load", "SaveOptions", "LoadError"]
 
@@ -418,7 +419,7 @@ def _is_literal(value):
 
 
 def _encode_argument(x, graph_name):
-    if isinstance(x, _fn._Input):
+    if isinstance(x, _fn.InputSlot):
         return {"input": x.index}
     if not _is_literal(x):
         raise TypeError(f"save: trace {graph_name} was made for the Python argument {x!r}; "
@@ -895,7 +896,7 @@ class _Loader:
                 _fail(f"{where}.captures", "a function trace captures nothing")
             args = [self.structure(a, self.argument, f"{where}.arguments[{i}]")
                     for i, a in enumerate(_list(j["arguments"], f"{where}.arguments"))]
-            used = sorted(x.index for x in _leaves(args) if isinstance(x, _fn._Input))
+            used = sorted(x.index for x in _leaves(args) if isinstance(x, _fn.InputSlot))
             if used != list(range(len(inputs))):
                 _fail(f"{where}.arguments", f"must use each of the {len(inputs)} inputs "
                       "exactly once")
@@ -910,7 +911,7 @@ class _Loader:
     def argument(self, x, where):
         if isinstance(x, dict) and "input" in x:
             _check_keys(x, where, ("input",))
-            return _fn._Input(_int(x["input"], f"{where}.input", 0, 1 << 20))
+            return _fn.InputSlot(_int(x["input"], f"{where}.input", 0, 1 << 20))
         if isinstance(x, dict) and "value" in x:
             _check_keys(x, where, ("value",))
             if not _is_literal(x["value"]):

@@ -8,7 +8,7 @@ import pytest
 import minitape as mt
 from minitape.compiler import compile_graph, identifier
 from minitape.graph import Graph, Node, Ref
-from minitape.tensor import TensorSpec
+from minitape.specs import TensorSpec
 from test_ops_gradients import ALL_CASES  # the gradient tests' op table, one row per op call
 
 
