@@ -31,7 +31,7 @@ def test_rebuild_stores_widget_state_fallback_and_strips(tmp_path):
     bad = _write(tmp_path / "bad.ipynb", "print('colab')", "raise ValueError('boom')")
     bad_before = bad.read_bytes()
 
-    assert rb.main([str(good), str(bad), "-j", "2"]) == 1
+    assert rb.main([str(good), str(bad), "-j", "2", "--timeout", "120"]) == 1
 
     assert bad.read_bytes() == bad_before  # a failed run changes nothing
     nb = json.loads(good.read_text(encoding="utf-8"))

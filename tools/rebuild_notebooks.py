@@ -27,6 +27,7 @@ pass (nbval compares the stored outputs with a fresh run).
 import argparse
 import base64
 import html
+import multiprocessing
 import subprocess
 import sys
 from concurrent.futures import ProcessPoolExecutor
@@ -163,7 +164,10 @@ def main(argv=None):
     args = parser.parse_args(argv)
     paths = args.notebooks or sorted(NOTEBOOKS.glob("*.ipynb"))
     rebuilt, failed = [], []
-    with ProcessPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+    # "spawn": a fresh interpreter per worker (forking a process that runs threads,
+    # as pytest or Jupyter do, can leave a worker stuck on a lock held at the fork).
+    with ProcessPoolExecutor(max_workers=max(1, args.jobs),
+                             mp_context=multiprocessing.get_context("spawn")) as pool:
         futures = {path: pool.submit(rebuild, path, args.timeout) for path in paths}
         for path, future in futures.items():
             try:
