@@ -7,7 +7,7 @@ their widget, and tests read `widget.result` before anything is displayed, so
 more when the widget is displayed, which redraws the same first state).
 """
 
-__all__ = ["interactive"]
+__all__ = ["interactive", "interactive_with_data", "show_figure"]
 
 
 def interactive(callback, **controls):
@@ -18,3 +18,25 @@ def interactive(callback, **controls):
     if int(widgets.__version__.split(".")[0]) < 8:
         widget.update()
     return widget
+
+
+def interactive_with_data(callback, **controls):
+    """An `interactive` whose callback's results land in `widget.data`."""
+    data = {}
+
+    def run(**values):
+        data.clear()
+        data.update(callback(**values))
+
+    widget = interactive(run, **controls)
+    widget.data = data
+    return widget
+
+
+def show_figure(fig):
+    """Display a finished figure (inline backend), then free it. The Axes
+    and their data stay readable after closing."""
+    import matplotlib.pyplot as plt  # lazy: matplotlib only when a figure is drawn
+
+    plt.show()
+    plt.close(fig)

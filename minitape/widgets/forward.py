@@ -31,7 +31,7 @@ from .. import ops
 from ..autodiff import ForwardAccumulator
 from ..context import state
 from ..jacobians import GradientTape  # the tape with jacobian attached
-from .jacobians import _interactive, _show
+from .compat import interactive_with_data, show_figure
 
 __all__ = ["count_numbers", "jacobian_work", "auto_direction", "jacobian_time", "tanh_layer",
            "second_order_loss", "hessian_full", "hvp_nested_tapes",
@@ -273,7 +273,7 @@ def direction_explorer(n=16, m=64):
         fig, ax = plt.subplots(figsize=(7, 4))
         plot_direction_work(forward, reverse, auto, ax=ax,
                             title=f"Jacobian of tanh(W @ x): {n} inputs, {m} outputs")
-        _show(fig)
+        show_figure(fig)
         return {"n": int(n), "m": int(m), "forward": forward, "reverse": reverse,
                 "auto": auto, "cheaper": "forward" if forward < reverse else "reverse",
                 "ax": ax}
@@ -282,4 +282,4 @@ def direction_explorer(n=16, m=64):
                                  continuous_update=False)
     m_slider = widgets.IntSlider(value=m, min=1, max=256, description="m outputs",
                                  continuous_update=False)
-    return _interactive(draw, n=n_slider, m=m_slider)
+    return interactive_with_data(draw, n=n_slider, m=m_slider)

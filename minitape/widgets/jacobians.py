@@ -22,29 +22,7 @@ import numpy as np
 from .. import nn, ops
 from ..tape import GradientTape
 from ..tensor import Variable
-from .compat import interactive
-
-
-def _interactive(callback, **controls):
-    """An `interactive` whose callback's results land in `widget.data`."""
-    data = {}
-
-    def run(**values):
-        data.clear()
-        data.update(callback(**values))
-
-    widget = interactive(run, **controls)
-    widget.data = data
-    return widget
-
-
-def _show(fig):
-    """Display a finished figure (inline backend), then free it. The Axes
-    and their data stay readable after closing."""
-    import matplotlib.pyplot as plt
-
-    plt.show()
-    plt.close(fig)
+from .compat import interactive_with_data, show_figure
 
 
 # --- 07: the sigmoid and its Jacobian with respect to a scalar -------------------
@@ -78,13 +56,13 @@ def sigmoid_explorer(delta=0.0):
         x, y, dy_dx = sigmoid_curves(delta)
         fig, ax = plt.subplots(figsize=(8, 5))
         plot_sigmoid_jacobian(x, y, dy_dx, ax=ax, delta=delta)
-        _show(fig)
+        show_figure(fig)
         return {"delta": float(delta), "x": x, "y": y, "dy_dx": dy_dx,
                 "peak_x": float(x[np.argmax(dy_dx)]), "ax": ax}
 
     slider = widgets.FloatSlider(value=float(delta), min=-5.0, max=5.0, step=0.5,
                                  description="delta")
-    return _interactive(draw, delta=slider)
+    return interactive_with_data(draw, delta=slider)
 
 
 # --- 06: training with an input-gradient penalty ---------------------------------
@@ -156,14 +134,14 @@ def regulariser_explorer(layer, x, targets, steps=100, learning_rate=0.1):
         plot_training_histories(histories, axes=axes)
         fig.suptitle(f"after {steps} steps: data loss {history['task'][-1]:.4f}, "
                      f"input-gradient norm {history['norm'][-1]:.4f}")
-        _show(fig)
+        show_figure(fig)
         return {"weight": float(weight), "histories": histories,
                 "final_task": history["task"][-1], "final_norm": history["norm"][-1],
                 "axes": axes}
 
     slider = widgets.FloatSlider(value=0.05, min=0.0, max=0.2, step=0.01,
                                  description="weight", continuous_update=False)
-    return _interactive(draw, weight=slider)
+    return interactive_with_data(draw, weight=slider)
 
 
 # --- 08: Newton's method with the Hessian of one kernel ---------------------------
@@ -214,14 +192,14 @@ def newton_explorer(inputs, kernel, layer1, layer2):
         losses = newton_losses(inputs, kernel, layer1, layer2, eps=eps, steps=steps)
         fig, ax = plt.subplots(figsize=(8, 4))
         plot_newton_losses(losses, ax=ax, title=f"Newton steps with eps = {eps:.0e}")
-        _show(fig)
+        show_figure(fig)
         return {"eps": float(eps), "steps": int(steps), "losses": losses, "ax": ax}
 
     eps = widgets.FloatLogSlider(value=1e-3, base=10, min=-4, max=1, step=0.5,
                                  description="eps", continuous_update=False)
     steps = widgets.IntSlider(value=3, min=1, max=10, description="steps",
                               continuous_update=False)
-    return _interactive(draw, eps=eps, steps=steps)
+    return interactive_with_data(draw, eps=eps, steps=steps)
 
 
 # --- 09: one batch row, with and without BatchNormalization -----------------------
@@ -254,7 +232,7 @@ def batch_row_explorer(j, jb, j_bn, jb_bn):
         fig, axes = plt.subplots(1, 2, figsize=(11, 4))
         plot_batch_row(jj, jjb, row, unit, axes=axes,
                        title=f"{label} BatchNormalization: max difference {error:.3f}")
-        _show(fig)
+        show_figure(fig)
         return {"row": int(row), "unit": int(unit), "batchnorm": bool(batchnorm),
                 "patch": jj[row, unit], "per_example": per_example,
                 "batch_jacobian": given, "max_error": error, "axes": axes}
@@ -262,4 +240,4 @@ def batch_row_explorer(j, jb, j_bn, jb_bn):
     row = widgets.IntSlider(value=0, min=0, max=batch - 1, description="row")
     unit = widgets.IntSlider(value=0, min=0, max=outs - 1, description="unit")
     batchnorm = widgets.Checkbox(value=False, description="batchnorm")
-    return _interactive(draw, row=row, unit=unit, batchnorm=batchnorm)
+    return interactive_with_data(draw, row=row, unit=unit, batchnorm=batchnorm)
