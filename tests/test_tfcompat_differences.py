@@ -34,6 +34,7 @@ ROWS = [
     "a zero tangent meeting an infinite partial derivative in forward mode",
     "`pad`'s `constant_values` of another dtype",
     "`mt.function(jit_compile=True)`",
+    "a custom gradient registered by tracing an `mt.function`",
 ]
 
 
@@ -250,3 +251,24 @@ def test_jit_compile_writes_python_not_hlo():
     assert "Sin(t0)" in ir(stage="graph")
     with pytest.raises(ValueError, match="stage"):
         ir(stage="hlo")
+
+
+def test_a_traced_custom_gradient_lives_as_long_as_its_function():
+    import gc
+
+    @mt.custom_gradient
+    def double_gradient(y):
+        return y, lambda dy: 2.0 * dy
+
+    class Model(mt.Module):
+        @mt.function(input_signature=[mt.TensorSpec(None)])
+        def __call__(self, x):
+            return double_gradient(x)
+
+    model = Model()
+    # str(): the key object itself owns the registration, so keep only its text
+    key = str(model.__call__.get_concrete_function().graph.nodes[0].attrs["gradient"])
+    assert mt.registry.is_registered(key)  # TensorFlow: registered for good
+    del model
+    gc.collect()
+    assert not mt.registry.is_registered(key)
