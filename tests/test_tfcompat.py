@@ -41,17 +41,6 @@ def test_an_activation_that_is_neither_a_name_nor_a_function_is_a_type_error():
         mt.layers.Dense(2, activation=3)
 
 
-def test_the_intro_guides_relu_layer_has_kernel_and_bias_gradients():
-    # TensorFlow's "Introduction to gradients": Dense(2, activation='relu').
-    layer = mt.layers.Dense(2, activation="relu")
-    x = mt.constant([[1., 2., 3.]])
-    with mt.GradientTape() as tape:
-        y = layer(x)
-        loss = mt.reduce_mean(y ** 2)
-    grad = tape.gradient(loss, layer.trainable_variables)
-    assert [g.shape for g in grad] == [(3, 2), (2,)]
-
-
 def test_build_makes_the_variables_and_the_first_call_uses_them():
     layer = mt.layers.Dense(3)
     assert layer.built is False and layer.trainable_variables == ()
