@@ -1,5 +1,6 @@
-"""What every op shares: checking inputs, emitting results, undoing broadcasting,
-and shaping tangents for forward-mode rules."""
+"""What every op shares: checking inputs, emitting results, Python numbers as
+constants, and the batch shape of forward-mode tangents. It imports no op, so
+every op module can import it (`broadcasting.py` holds the helpers that need ops)."""
 from .. import arguments
 from ..context import state
 from ..recording import record
@@ -111,27 +112,6 @@ def normalize_axes(op_name, axis, ndim):
     return arguments.axes(op_name, axis, ndim)
 
 
-def unbroadcast(grad, shape, batch_ndim):
-    """Sum `grad` down to `shape`, undoing NumPy broadcasting.
-
-    The one place broadcasting is undone: if x of shape (3, 1) was broadcast to
-    (2, 3, 4), each element of x was used 2 * 4 times, so its gradient is the
-    sum of those uses. The first `batch_ndim` axes of `grad` are a batch of
-    upstream gradients (vectorised jacobians) and are kept.
-    """
-    gshape = grad._value.shape
-    if gshape == shape and not batch_ndim:  # nothing was broadcast: the usual case
-        return grad
-    target = gshape[:batch_ndim] + shape
-    if gshape == target:
-        return grad
-    extra = len(gshape) - len(target)
-    axes = list(range(batch_ndim, batch_ndim + extra))
-    axes += [batch_ndim + extra + i for i, n in enumerate(shape)
-             if n == 1 and gshape[batch_ndim + extra + i] != 1]
-    return reshape(reduce_sum(grad, axes), target)
-
-
 def tangent_batch(op, tangents):
     """The leading batch shape that an op's input tangents carry: () for one
     direction, (n,) for a batch of n directions (forward-mode jacobians)."""
@@ -139,30 +119,3 @@ def tangent_batch(op, tangents):
         if t is not None:
             return t._value.shape[:t._value.ndim - x._value.ndim]
     return ()
-
-
-def lift(tangent, x, ndim):
-    """The tangent of input `x`, reshaped to broadcast against a result of rank
-    `ndim`. NumPy lines shapes up from the right, so a batch of tangents of an
-    x with fewer dims than the result needs ones between its batch dims and
-    x's own dims: a batch (n,) + (3,) against a result (2, 3) -> (n, 1, 3)."""
-    if tangent is None:
-        return None
-    nb = tangent._value.ndim - x._value.ndim
-    if nb == 0 or ndim <= x._value.ndim:
-        return tangent
-    return reshape(tangent, tangent.shape[:nb] + (1,) * (ndim - x.ndim) + x.shape)
-
-
-def full_tangent(tangent, shape):
-    """`tangent` broadcast to `shape` (an output tangent must have the output's
-    full shape, plus batch dims, even where it does not vary)."""
-    if tangent._value.shape == shape:
-        return tangent
-    return broadcast_to(tangent, shape)
-
-
-# The shape ops and reductions import this module, so they come last; the
-# functions above only use them when called.
-from .reductions import reduce_sum  # noqa: E402
-from .shapes import broadcast_to, reshape  # noqa: E402

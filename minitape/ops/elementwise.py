@@ -16,8 +16,9 @@ import numpy as np
 from .. import arguments
 from ..registry import NotDifferentiable, RegisterGradient, RegisterJVP, batch_ndim
 from ..tensor import Tensor
-from .core import (broadcast_error, emit, float_input, full_tangent, lift,
-                   operands, tangent_batch, tensor_input, unbroadcast)
+from .broadcasting import full_tangent, lift, unbroadcast
+from .core import (broadcast_error, emit, float_input, operands, tangent_batch,
+                   tensor_input)
 
 
 def _binary(op_type, op_name, numpy_fn, doc):

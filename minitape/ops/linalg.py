@@ -10,8 +10,8 @@ import string
 import numpy as np
 
 from ..registry import RegisterGradient, RegisterJVP, batch_ndim
-from .core import (constant_like, emit, float_input, lift, operands, tangent_batch,
-                   tensor_input, unbroadcast)
+from .broadcasting import lift, unbroadcast
+from .core import constant_like, emit, float_input, operands, tangent_batch, tensor_input
 from .shapes import matrix_transpose
 
 

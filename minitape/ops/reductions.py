@@ -1,102 +1,43 @@
 """Reductions (sum, mean, max, min, prod) and norms, with their gradient rules.
 
-Every reduction remembers `kept_shape`, the input's shape with the reduced axes
-set to 1. Its gradient reshapes the upstream gradient to that shape and
-broadcasts it back over the reduced axes (`_spread`). Its JVP rule reduces the
-tangent the same way, over the same axes shifted past the tangent's batch dims
-(`_shifted`).
+Every reduction is made by `broadcasting.reduction`, which remembers
+`kept_shape`, the input's shape with the reduced axes set to 1. Its gradient
+copies the upstream gradient back over the reduced axes (`spread`); its JVP
+rule reduces the tangent the same way, over the same axes shifted past the
+tangent's batch dims (`reduced_axes`). reduce_sum itself lives in
+`broadcasting.py`: it and broadcast_to are each other's gradient.
 """
 import numpy as np
 
-from ..registry import RegisterGradient, RegisterJVP, batch_ndim
-from .core import constant_like, emit, float_input, normalize_axes, tensor_input
+from ..registry import RegisterGradient, RegisterJVP
+from .broadcasting import reduce_sum, reduction, reduced_axes, reshape, spread  # noqa: F401
+from .core import constant_like, float_input, normalize_axes
 from .elementwise import abs, cast, equal, sqrt, where
-from .shapes import broadcast_to, reshape, transpose
-
-
-def _reduce(op_type, op_name, numpy_fn, x, axis, keepdims, name, need_float=False):
-    x = (float_input if need_float else tensor_input)(op_name, x)
-    axes = normalize_axes(op_name, axis, x.ndim)
-    if x.size == 0 and op_type in _IDENTITY:
-        # NumPy refuses; TensorFlow fills in the reduction's identity
-        value = numpy_fn(x._value, axis=axes, keepdims=bool(keepdims),
-                         initial=_IDENTITY[op_type](x.dtype))
-    else:
-        value = numpy_fn(x._value, axis=axes, keepdims=bool(keepdims))
-    kept = tuple(1 if i in axes else n for i, n in enumerate(x.shape))
-    return emit(op_type, value, (x,), {"axis": axes, "keepdims": bool(keepdims),
-                                       "kept_shape": kept}, name)
-
-
-def _lowest(dtype):
-    """-inf for floats, the smallest integer for integer dtypes (False for bool)."""
-    if dtype.kind == "b":
-        return False
-    return -np.inf if dtype.kind in "fc" else np.iinfo(dtype).min
-
-
-def _highest(dtype):
-    if dtype.kind == "b":
-        return True
-    return np.inf if dtype.kind in "fc" else np.iinfo(dtype).max
-
-
-# What reduce_max/reduce_min of nothing is, as in TensorFlow: the identity of
-# max (-inf) and of min (+inf), so that max(concat(a, b)) == max(max(a), max(b))
-# even when a is empty.
-_IDENTITY = {"Max": _lowest, "Min": _highest}
-
-
-def _spread(op, grad):
-    """Copy the upstream gradient back over the reduced axes."""
-    nb = batch_ndim(op, grad)
-    batch = grad.shape[:nb]
-    g = reshape(grad, batch + op.attrs["kept_shape"])
-    return broadcast_to(g, batch + op.inputs[0].shape)
-
-
-def _shifted(op, t):
-    """The reduced axes of the op, as axes of its input's tangent `t`."""
-    nb = t.ndim - op.inputs[0].ndim
-    return [nb + a for a in op.attrs["axis"]]
-
-
-def reduce_sum(input_tensor, axis=None, keepdims=False, name=None):
-    return _reduce("Sum", "reduce_sum", np.sum, input_tensor, axis, keepdims, name)
-
-
-@RegisterGradient("Sum", batch_safe=True)
-def _sum_grad(op, grad):
-    return _spread(op, grad)
-
-
-@RegisterJVP("Sum", batch_safe=True)
-def _sum_jvp(op, t):
-    return reduce_sum(t, _shifted(op, t), keepdims=op.attrs["keepdims"])
+from .shapes import transpose
 
 
 def reduce_mean(input_tensor, axis=None, keepdims=False, name=None):
-    return _reduce("Mean", "reduce_mean", np.mean, input_tensor, axis, keepdims, name,
+    return reduction("Mean", "reduce_mean", np.mean, input_tensor, axis, keepdims, name,
                    need_float=True)
 
 
 @RegisterGradient("Mean", batch_safe=True)
 def _mean_grad(op, grad):
     count = op.inputs[0].size // max(op.outputs[0].size, 1)
-    return _spread(op, grad / count)
+    return spread(op, grad / count)
 
 
 @RegisterJVP("Mean", batch_safe=True)
 def _mean_jvp(op, t):
-    return reduce_mean(t, _shifted(op, t), keepdims=op.attrs["keepdims"])
+    return reduce_mean(t, reduced_axes(op, t), keepdims=op.attrs["keepdims"])
 
 
 def reduce_max(input_tensor, axis=None, keepdims=False, name=None):
-    return _reduce("Max", "reduce_max", np.max, input_tensor, axis, keepdims, name)
+    return reduction("Max", "reduce_max", np.max, input_tensor, axis, keepdims, name)
 
 
 def reduce_min(input_tensor, axis=None, keepdims=False, name=None):
-    return _reduce("Min", "reduce_min", np.min, input_tensor, axis, keepdims, name)
+    return reduction("Min", "reduce_min", np.min, input_tensor, axis, keepdims, name)
 
 
 def _extreme_weights(op):
@@ -109,12 +50,12 @@ def _extreme_weights(op):
 def _extreme_grad(op, grad):
     """The gradient goes to the entries equal to the max (or min), split evenly
     between ties, as in TensorFlow."""
-    return _spread(op, grad) * _extreme_weights(op)
+    return spread(op, grad) * _extreme_weights(op)
 
 
 def _extreme_jvp(op, t):
     """The max moves with the entry that is the max (the mean of tied ones)."""
-    return reduce_sum(t * _extreme_weights(op), _shifted(op, t),
+    return reduce_sum(t * _extreme_weights(op), reduced_axes(op, t),
                       keepdims=op.attrs["keepdims"])
 
 
@@ -125,17 +66,17 @@ RegisterJVP("Min", batch_safe=True)(_extreme_jvp)
 
 
 def reduce_prod(input_tensor, axis=None, keepdims=False, name=None):
-    return _reduce("Prod", "reduce_prod", np.prod, input_tensor, axis, keepdims, name)
+    return reduction("Prod", "reduce_prod", np.prod, input_tensor, axis, keepdims, name)
 
 
 @RegisterGradient("Prod", batch_safe=True)
 def _prod_grad(op, grad):
-    return _spread(op, grad) * _prod_of_others(op)
+    return spread(op, grad) * _prod_of_others(op)
 
 
 @RegisterJVP("Prod", batch_safe=True)
 def _prod_jvp(op, t):
-    return reduce_sum(t * _prod_of_others(op), _shifted(op, t),
+    return reduce_sum(t * _prod_of_others(op), reduced_axes(op, t),
                       keepdims=op.attrs["keepdims"])
 
 

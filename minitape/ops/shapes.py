@@ -13,32 +13,8 @@ import numpy as np
 from .. import arguments
 from ..registry import RegisterGradient, RegisterJVP, batch_ndim
 from ..tensor import Tensor, convert_to_tensor
-from .core import (constant_like, emit, lift, normalize_axes, tangent_batch, tensor_input,
-                   unbroadcast)
-
-
-def reshape(tensor, shape, name=None):
-    x = tensor_input("reshape", tensor)
-    shape = arguments.shape("reshape", shape, allow_unknown=True)
-    if shape == x.shape:
-        return x
-    try:
-        value = x._value.reshape(shape)
-    except ValueError:
-        raise ValueError(f"reshape: cannot reshape a tensor of shape {x.shape} "
-                         f"({x.size} elements) into shape {list(shape)}") from None
-    return emit("Reshape", value, (x,), None, name)
-
-
-@RegisterGradient("Reshape", batch_safe=True)
-def _reshape_grad(op, grad):
-    nb = batch_ndim(op, grad)
-    return reshape(grad, grad.shape[:nb] + op.inputs[0].shape)
-
-
-@RegisterJVP("Reshape", batch_safe=True)
-def _reshape_jvp(op, t):
-    return reshape(t, tangent_batch(op, (t,)) + op.outputs[0].shape)
+from .broadcasting import broadcast_to, lift, reshape, unbroadcast  # noqa: F401 (re-exported)
+from .core import constant_like, emit, normalize_axes, tangent_batch, tensor_input
 
 
 def transpose(a, perm=None, name=None):
@@ -71,30 +47,6 @@ def matrix_transpose(a, name=None):
         raise ValueError(f"matrix_transpose: needs rank >= 2, got shape {x.shape}")
     perm = tuple(range(x.ndim - 2)) + (x.ndim - 1, x.ndim - 2)
     return transpose(x, perm, name)
-
-
-def broadcast_to(input, shape, name=None):
-    x = tensor_input("broadcast_to", input)
-    shape = arguments.shape("broadcast_to", shape)
-    if shape == x.shape:
-        return x
-    try:
-        value = np.broadcast_to(x._value, shape)
-    except ValueError:
-        raise ValueError(f"broadcast_to: cannot broadcast shape {x.shape} to "
-                         f"{list(shape)}") from None
-    return emit("BroadcastTo", value, (x,), None, name)
-
-
-@RegisterGradient("BroadcastTo", batch_safe=True)
-def _broadcast_to_grad(op, grad):
-    return unbroadcast(grad, op.inputs[0].shape, batch_ndim(op, grad))
-
-
-@RegisterJVP("BroadcastTo", batch_safe=True)
-def _broadcast_to_jvp(op, t):
-    y = op.outputs[0]
-    return broadcast_to(lift(t, op.inputs[0], y.ndim), tangent_batch(op, (t,)) + y.shape)
 
 
 def expand_dims(input, axis, name=None):
