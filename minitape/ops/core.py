@@ -119,3 +119,18 @@ def tangent_batch(op, tangents):
         if t is not None:
             return t._value.shape[:t._value.ndim - x._value.ndim]
     return ()
+
+
+# How a traced graph replays each op type (`graph.py` builds its table from
+# this, and the compiler calls the op through it where it has no NumPy line of
+# its own). An op family declares its op types next to their rules:
+#     replay("Tan", lambda xs, attrs, out_shapes: tan(xs[0]))
+# `arity` is the number of inputs (None: any), and `attrs_of(op)` takes from a
+# recorded Operation the attributes `run` needs (the attrs must be plain data:
+# numbers, strings, tuples).
+REPLAYS = {}
+
+
+def replay(op_type, run, arity=1, attrs_of=None):
+    """Declare how a traced graph runs `op_type` again on new inputs."""
+    REPLAYS[op_type] = (run, arity, attrs_of)
