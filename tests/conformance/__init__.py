@@ -1,0 +1,1 @@
+"""Conformance suite: the same programs under TensorFlow and minitape (see harness.py)."""

@@ -1,0 +1,49 @@
+"""Every conformance case, run under TensorFlow and minitape (harness.py says how).
+
+Skipped when TensorFlow is not installed (`pip install -e ".[tf]"`); CI runs it in
+its own environment (.ci/run). Set MINITAPE_REQUIRE_TF=1 to fail instead of skipping.
+"""
+import os
+
+import pytest
+
+from .harness import case_id, check, collect, readme_difference_rows, setup_tensorflow_env
+
+setup_tensorflow_env()
+if os.environ.get("MINITAPE_REQUIRE_TF"):
+    import tensorflow as tf  # noqa: F401  (an ImportError fails the run)
+else:
+    tf = pytest.importorskip("tensorflow")
+import minitape as mt  # noqa: E402
+
+CASES = collect()
+README = os.path.join(os.path.dirname(__file__), "..", "..", "README.md")
+
+
+def _param(family, name, case):
+    marks = []
+    if getattr(case, "xfail", None):
+        marks.append(pytest.mark.xfail(strict=True, reason=case.xfail))
+    return pytest.param(case, id=case_id(family, name), marks=marks)
+
+
+@pytest.mark.parametrize("case", [_param(*c) for c in CASES])
+def test_case(case):
+    outcome = check(case, tf, mt)
+    if outcome.status == "XFAIL":  # the known difference: a failure pytest reports as xfail
+        raise AssertionError(outcome.report())
+    if outcome.status == "XPASS":  # agrees now: passing, which strict xfail reports as failed
+        return
+    assert not outcome.failed, outcome.report()
+
+
+@pytest.mark.xfail(strict=True, reason="the cases for the README's rows are being written")
+def test_every_difference_row_is_measured():
+    """Each row of the README's differences table has a case that measures it."""
+    rows = readme_difference_rows(README)
+    assert rows, "no rows found in the README's differences table"
+    measured = {getattr(case, "differs") for _, _, case in CASES if getattr(case, "differs", None)}
+    unknown = sorted(measured - set(rows))
+    assert not unknown, f"cases name differences the README does not list: {unknown}"
+    missing = [row for row in rows if row not in measured]
+    assert not missing, f"README difference rows without a conformance case: {missing}"
