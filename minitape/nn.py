@@ -1,2 +1,3 @@
 """`mt.nn`: activations."""
 from .ops import elu, log_softmax, relu, sigmoid, softmax, softplus, tanh  # noqa: F401
+from .ops import gelu, leaky_relu, relu6, selu, silu, softsign, swish  # noqa: F401

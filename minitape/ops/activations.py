@@ -1,0 +1,217 @@
+"""The activations of `tf.nn` beyond relu and sigmoid, as TensorFlow computes them.
+
+relu6, leaky_relu, selu and softsign are op types of their own in TensorFlow
+(Relu6, LeakyRelu, Selu, Softsign): each has its forward, gradient rule and JVP
+rule here, side by side. gelu and silu are Python compositions in TensorFlow,
+and here too, so their derivatives of every order come from the ops they are
+made of. Every rule is elementwise (a diagonal Jacobian), so its JVP rule is
+its gradient rule with the tangent in the place of the upstream gradient.
+
+At a kink TensorFlow picks one side: relu6 passes the gradient only for
+0 < x < 6 (0 at both kinks), leaky_relu takes alpha at 0, selu takes the
+positive side at 0. The piecewise-linear ones (relu6, leaky_relu) have a zero
+second derivative in TensorFlow (its Relu6GradGrad and LeakyReluGradGrad rules
+return zeros for x, not None), which `_flat` reproduces.
+"""
+import math
+
+import numpy as np
+
+from ..context import state
+from ..registry import RegisterGradient, RegisterJVP
+from .core import emit, float_input, number, replay, tensor_input
+from .elementwise import (abs, cast, equal, exp, greater, less, multiply, sign, square,
+                          tanh, where)
+from .nn import sigmoid
+
+
+def _flat(x, dtype):
+    """0, which while a tape records is computed from x with derivative 0 (sign's
+    gradient is zeros; a NaN in x is replaced first, since sign(NaN) * 0 is NaN,
+    and abs keeps -0 out):
+    rules that mix it in have a second derivative of zeros, as in TensorFlow,
+    rather than None. Outside tapes it is a plain constant."""
+    zero = np.zeros((), dtype)
+    if not state.tapes:
+        return zero
+    return sign(abs(where(equal(x, x), x, zero))) * 0
+
+
+# --- relu6 ----------------------------------------------------------------------
+
+def relu6(features, name=None):
+    """min(max(x, 0), 6): relu capped at 6 (integers too, as in TensorFlow)."""
+    x = tensor_input("relu6", features)
+    if x.dtype.kind not in "iuf":
+        raise TypeError(f"relu6: expected a float or integer tensor, got dtype {x.dtype}")
+    return emit("Relu6", np.clip(x._value, 0, 6), (x,), None, name)
+
+
+@RegisterGradient("Relu6", batch_safe=True)
+def _relu6_grad(op, grad):
+    # d/dx = 1 for 0 < x < 6, else 0 (also at both kinks, as TensorFlow's Relu6Grad)
+    x = op.inputs[0]
+    zero = _flat(x, grad.dtype)
+    return where(greater(x, 0), where(less(x, 6), grad, zero), zero)
+
+
+RegisterJVP("Relu6", batch_safe=True)(_relu6_grad)
+replay("Relu6", lambda xs, attrs, out_shapes: relu6(xs[0]))
+
+
+# --- leaky_relu -----------------------------------------------------------------
+
+def leaky_relu(features, alpha=0.2, name=None):
+    """x for x > 0, alpha * x otherwise. Integers are cast to float32, and
+    alpha is a float32 attribute, as in TensorFlow (so alpha=0.2 on a float64
+    tensor is 0.2 rounded to float32: -1 gives -0.20000000298...)."""
+    x = tensor_input("leaky_relu", features)
+    if x.dtype.kind in "iu":
+        x = cast(x, np.float32)
+    elif x.dtype.kind != "f":
+        raise TypeError(f"leaky_relu: expected a float or integer tensor, got dtype {x.dtype}")
+    if isinstance(alpha, np.ndarray) and alpha.ndim == 0:
+        alpha = alpha.item()
+    if isinstance(alpha, bool) or not isinstance(alpha, (int, float, np.floating, np.integer)):
+        raise TypeError(f"leaky_relu: alpha must be a Python number, got {alpha!r}")
+    alpha = float(np.float32(alpha))
+    v = x._value
+    value = np.where(v > 0, v, v * v.dtype.type(alpha))
+    return emit("LeakyRelu", value, (x,), {"alpha": alpha}, name)
+
+
+@RegisterGradient("LeakyRelu", batch_safe=True)
+def _leaky_relu_grad(op, grad):
+    # d/dx = 1 for x > 0, alpha for x <= 0 (alpha at the kink, as TensorFlow)
+    x = op.inputs[0]
+    alpha = number(grad.dtype, op.attrs["alpha"])
+    return where(greater(x, 0), grad, grad * alpha + _flat(x, grad.dtype))
+
+
+RegisterJVP("LeakyRelu", batch_safe=True)(_leaky_relu_grad)
+replay("LeakyRelu", lambda xs, attrs, out_shapes: leaky_relu(xs[0], attrs["alpha"]),
+       attrs_of=lambda op: {"alpha": op.attrs["alpha"]})
+
+
+# --- selu -------------------------------------------------------------------------
+
+SELU_ALPHA = 1.6732632423543772848170429916717
+SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def selu(features, name=None):
+    """scale * x for x >= 0, scale * alpha * (exp(x) - 1) otherwise
+    (Klambauer et al. 2017). exp(x) - 1, not expm1, as TensorFlow's kernel."""
+    x = float_input("selu", features)
+    v = x._value
+    t = v.dtype.type
+    negative = t(SELU_SCALE * SELU_ALPHA) * (np.exp(np.minimum(v, 0)) - t(1))
+    value = np.where(v < 0, negative, v * t(SELU_SCALE)).astype(v.dtype, copy=False)
+    return emit("Selu", value, (x,), None, name)
+
+
+@RegisterGradient("Selu", batch_safe=True)
+def _selu_grad(op, grad):
+    # d/dx = y + scale * alpha where y < 0, else scale (at 0 too, as TensorFlow's
+    # SeluGrad). Written with y, so d2/dx2 = y + scale * alpha for x < 0, 0 at 0.
+    y = op.outputs[0]
+    dtype = grad.dtype
+    return where(less(y, 0), grad * (y + number(dtype, SELU_SCALE * SELU_ALPHA)),
+                 grad * number(dtype, SELU_SCALE))
+
+
+RegisterJVP("Selu", batch_safe=True)(_selu_grad)
+replay("Selu", lambda xs, attrs, out_shapes: selu(xs[0]))
+
+
+# --- gelu -------------------------------------------------------------------------
+# TensorFlow's gelu is 0.5 x (1 + erf(x / sqrt 2)) = x Phi(x), with Phi the
+# standard normal CDF; Phi is an op of its own here (`_normal_cdf`, op type
+# Ndtr), whose derivative is the normal density phi(x) = exp(-x^2/2) / sqrt(2 pi).
+# Phi is computed as 0.5 erfc(-x / sqrt 2), which keeps its digits for x << 0,
+# where TensorFlow's 1 + erf(...) cancels (at x = -7 in float64 its gelu is
+# off in the 6th digit, in float32 from x = -3 on in the 7th).
+
+_erfc = np.frompyfunc(math.erfc, 1, 1)
+
+
+def _normal_cdf(x):
+    """Phi(x) = 0.5 erfc(-x / sqrt 2), in float64, then rounded to x's dtype."""
+    v = x._value
+    value = 0.5 * _erfc(v.astype(np.float64) / -math.sqrt(2.0)).astype(np.float64)
+    return emit("Ndtr", np.asarray(value, dtype=v.dtype), (x,), None, None)
+
+
+@RegisterGradient("Ndtr", batch_safe=True)
+def _normal_cdf_grad(op, grad):
+    # d Phi / dx = exp(-x^2 / 2) / sqrt(2 pi): finite everywhere, 0 at +-inf
+    x = op.inputs[0]
+    dtype = grad.dtype
+    return grad * (exp(square(x) * number(dtype, -0.5)) * number(dtype, 1 / math.sqrt(2 * math.pi)))
+
+
+RegisterJVP("Ndtr", batch_safe=True)(_normal_cdf_grad)
+replay("Ndtr", lambda xs, attrs, out_shapes: _normal_cdf(float_input("gelu", xs[0])))
+
+
+def gelu(features, approximate=False, name=None):
+    """Gaussian error linear unit (Hendrycks and Gimpel 2016): x Phi(x), or with
+    `approximate=True` TensorFlow's tanh form
+    0.5 x (1 + tanh(0.7978845608028654 (x + 0.044715 x^3)))."""
+    x = tensor_input("gelu", features)
+    if x.dtype.kind != "f":
+        raise ValueError(f"gelu: features must be a floating point tensor, got dtype {x.dtype}")
+    dtype = x.dtype
+    if approximate:
+        inner = (x + number(dtype, 0.044715) * (x * x * x)) * number(dtype, 0.7978845608028654)
+        return multiply(number(dtype, 0.5) * x, 1 + tanh(inner), name=name)
+    return multiply(x, _normal_cdf(x), name=name)
+
+
+# --- silu (swish) -----------------------------------------------------------------
+
+def silu(features, beta=1.0):
+    """x * sigmoid(beta * x) (Ramachandran et al. 2017); differentiable in beta
+    too (a number or a tensor, cast to x's dtype). TensorFlow's signature has
+    no `name`."""
+    x = float_input("silu", features)
+    if isinstance(beta, (int, float)) and not isinstance(beta, bool):
+        if beta == 1:
+            return x * sigmoid(x)
+        beta = number(x.dtype, beta)
+    else:
+        beta = tensor_input("silu", beta)
+        if beta.dtype.kind not in "iuf":
+            raise TypeError(f"silu: beta must be a real number or tensor, got dtype {beta.dtype}")
+        beta = cast(beta, x.dtype)
+    try:
+        np.broadcast_shapes(x.shape, beta.shape)
+    except ValueError:
+        raise ValueError(f"silu: beta of shape {beta.shape} cannot be broadcast against "
+                         f"features of shape {x.shape}") from None
+    return x * sigmoid(beta * x)
+
+
+swish = silu
+
+
+# --- softsign ---------------------------------------------------------------------
+# tf.math.softsign is also in the elementwise family's table; if that family
+# defines op type Softsign, this section goes and mt.nn.softsign aliases theirs.
+
+def softsign(features, name=None):
+    """x / (1 + |x|)."""
+    x = float_input("softsign", features)
+    v = x._value
+    return emit("Softsign", v / (1 + np.abs(v)), (x,), None, name)
+
+
+@RegisterGradient("Softsign", batch_safe=True)
+def _softsign_grad(op, grad):
+    # d/dx = 1 / (1 + |x|)^2 (second derivative -2 sign(x) / (1 + |x|)^3, 0 at 0;
+    # TensorFlow 2.21 has no gradient for SoftsignGrad, so it raises LookupError)
+    return grad / square(1 + abs(op.inputs[0]))
+
+
+RegisterJVP("Softsign", batch_safe=True)(_softsign_grad)
+replay("Softsign", lambda xs, attrs, out_shapes: softsign(xs[0]))
