@@ -25,4 +25,34 @@ ACTIVATION_CASES = [
          lambda x: mt.nn.selu(mt.nn.leaky_relu(x, 0.1) + mt.nn.gelu(x)), S(2, 3)),
 ]
 
-CASES = ACTIVATION_CASES
+NORMALIZATION_CASES = [
+    case("nn.l2_normalize", mt.nn.l2_normalize, R(2, 3)),
+    case("nn.l2_normalize-axis1", lambda x: mt.nn.l2_normalize(x, axis=1), R(2, 3)),
+    case("nn.l2_normalize-axes", lambda x: mt.math.l2_normalize(x, axis=[0, 2]), R(2, 3, 2)),
+    # the variance's second derivative is TensorFlow's (not the true one: see
+    # test_ops_nn_more.py), so only the mean is here, and the variance of a
+    # sum in which the stopped mean is constant (a linear function of x)
+    case("nn.moments-mean", lambda x: mt.nn.moments(x, axes=[0])[0], R(3, 2)),
+    case("nn.moments-mean-keepdims",
+         lambda x: mt.nn.moments(x, axes=[0, 2], keepdims=True)[0], R(2, 3, 2)),
+    case("nn.batch_normalization",
+         lambda x, m, v, o, s: mt.nn.batch_normalization(x, m, v, o, s, 1e-3),
+         R(4, 3), R(3), P(3), R(3), P(3)),
+    case("nn.batch_normalization-no-offset-scale",
+         lambda x, m, v: mt.nn.batch_normalization(x, m, v, None, None, 0.01),
+         R(4, 3), R(3), P(3)),
+    case("nn.bias_add", mt.nn.bias_add, R(4, 3), R(3)),
+    case("nn.bias_add-NCHW", lambda x, b: mt.nn.bias_add(x, b, data_format="NCHW"),
+         R(2, 3, 2, 2), R(3)),
+    case("nn.bias_add-NHWC", lambda x, b: mt.nn.bias_add(x, b, data_format="NHWC"),
+         R(2, 2, 3), R(3)),
+    case("nn.embedding_lookup", lambda p: mt.nn.embedding_lookup(p, [[0, 2], [1, 1]]), R(3, 2)),
+    case("nn.embedding_lookup-1d", lambda p: mt.nn.embedding_lookup(p, [2, 0, 2]), R(3)),
+    case("nn.embedding_lookup-shards",
+         lambda a, b: mt.nn.embedding_lookup([a, b], [2, 0, 1, 2]), R(2, 2), R(1, 2)),
+    case("nn.embedding_lookup-max_norm",
+         lambda p: mt.nn.embedding_lookup(p, [0, 1, 1, 2], max_norm=0.8),
+         [[0.3, -0.2], [0.9, 0.7], [-0.1, 0.4]]),
+]
+
+CASES = ACTIVATION_CASES + NORMALIZATION_CASES

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import minitape as mt
+from minitape.test import check_gradients
 
 X = np.array([-7.0, -1.0, -1e-5, 0.0, 0.5, 3.0, 6.0, 7.0])
 SELU_ALPHA, SELU_SCALE = 1.6732632423543772, 1.0507009873554805
@@ -175,3 +176,184 @@ def test_tanh_gelu_gradient_where_x_cubed_overflows_is_the_limit():
     _, g, _ = derivatives(lambda x: mt.nn.gelu(x, approximate=True),
                           mt.constant([-1e30, 1e30], mt.float32))
     np.testing.assert_array_equal(g, [0.0, 1.0])
+
+
+# --- l2_normalize, moments, batch_normalization -------------------------------------
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_l2_normalize_values(dtype):
+    x = np.array([[3.0, 4.0], [0.0, 0.0], [1e-7, 0.0]], dtype)
+    y = mt.nn.l2_normalize(mt.constant(x), axis=1)
+    expected = x / np.sqrt(np.maximum((x * x).sum(1, keepdims=True), dtype(1e-12)))
+    assert y.dtype == dtype
+    np.testing.assert_allclose(y.numpy(), expected, rtol=1e-6 if dtype == np.float32 else 1e-15)
+    np.testing.assert_allclose(mt.nn.l2_normalize(mt.constant(x)).numpy(), x / 5, rtol=1e-6)
+    np.testing.assert_array_equal(mt.nn.l2_normalize(mt.constant(x), dim=1).numpy(), y.numpy())
+    assert mt.math.l2_normalize is mt.nn.l2_normalize
+
+
+def test_l2_normalize_gradient_at_the_zero_vector_is_one_over_sqrt_epsilon():
+    # TensorFlow 2.21: d sum(w * l2_normalize(x)) / dx at x = 0 is w / sqrt(1e-12)
+    x = mt.constant([[3.0, 4.0], [0.0, 0.0]], mt.float64)
+    with mt.GradientTape() as tape:
+        tape.watch(x)
+        y = mt.reduce_sum(mt.nn.l2_normalize(x, axis=1) * mt.constant([[1.0, 2.0]], mt.float64))
+    np.testing.assert_allclose(tape.gradient(y, x).numpy(),
+                               [[-0.064, 0.048], [1e6, 2e6]], rtol=1e-12)
+
+
+def test_l2_normalize_bad_arguments():
+    with pytest.raises(ValueError, match="l2_normalize"):
+        mt.nn.l2_normalize(mt.ones((2, 3)), axis=2)
+    with pytest.raises(ValueError, match="l2_normalize: give axis or dim"):
+        mt.nn.l2_normalize(mt.ones((2, 3)), axis=1, dim=1)
+    with pytest.raises(TypeError, match="l2_normalize"):
+        mt.nn.l2_normalize(mt.constant([1, 2]))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("axes, keepdims", [([0], False), (0, False), ([0, 2], True), (-1, True)])
+def test_moments_values_and_shapes(dtype, axes, keepdims):
+    x = np.random.default_rng(3).normal(size=(3, 2, 4)).astype(dtype)
+    mean, variance = mt.nn.moments(mt.constant(x), axes=axes, keepdims=keepdims)
+    axis = tuple(np.atleast_1d(axes))
+    assert mean.dtype == variance.dtype == dtype
+    np.testing.assert_allclose(mean.numpy(), x.mean(axis, keepdims=keepdims), rtol=1e-5)
+    np.testing.assert_allclose(variance.numpy(), x.var(axis, keepdims=keepdims), rtol=1e-5)
+
+
+def test_moments_of_float16_are_float16_and_of_nothing_nan():
+    mean, variance = mt.nn.moments(mt.constant([[1.0, 2.0], [3.0, 5.0]], mt.float16), axes=[0])
+    assert mean.dtype == variance.dtype == np.float16
+    np.testing.assert_array_equal(variance.numpy(), [1.0, 2.25])
+    with np.errstate(all="ignore"), pytest.warns(RuntimeWarning):
+        mean, variance = mt.nn.moments(mt.zeros((0, 2)), axes=[0])
+    assert np.isnan(mean.numpy()).all() and np.isnan(variance.numpy()).all()  # as TensorFlow
+
+
+def test_moments_variance_derivatives_are_tensorflows():
+    # First derivative 2 (x - mean) / n (finite differences agree); TensorFlow
+    # stops the mean's gradient inside the variance, so its second derivative is
+    # 2/n I (TensorFlow 2.21: diag(0.667) for n = 3), not 2/n (I - 1/n).
+    check_gradients(lambda x: mt.nn.moments(x, axes=[1])[1], [np.array([[1.0, 2.0, 4.0]])],
+                    order=1)
+    x = mt.constant([1.0, 2.0, 4.0], mt.float64)
+    with mt.GradientTape() as outer:
+        outer.watch(x)
+        with mt.GradientTape() as inner:
+            inner.watch(x)
+            _, variance = mt.nn.moments(x, axes=[0])
+        g = inner.gradient(variance, x)
+    np.testing.assert_allclose(g.numpy(), [-8 / 9, -2 / 9, 10 / 9], rtol=1e-14)
+    np.testing.assert_allclose(outer.jacobian(g, x).numpy(), np.eye(3) * 2 / 3, rtol=1e-14)
+
+
+def test_moments_bad_axes():
+    with pytest.raises(ValueError, match="moments"):
+        mt.nn.moments(mt.ones((2, 3)), axes=[3])
+    with pytest.raises(ValueError, match="moments: axes"):
+        mt.nn.moments(mt.ones((2, 3)), axes=None)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_batch_normalization_values(dtype):
+    rng = np.random.default_rng(4)
+    x, mean, offset = (rng.normal(size=s).astype(dtype) for s in [(4, 3), (3,), (3,)])
+    variance, scale = (rng.uniform(0.5, 2, 3).astype(dtype) for _ in range(2))
+    y = mt.nn.batch_normalization(*(mt.constant(a) for a in (x, mean, variance, offset, scale)),
+                                  1e-3)
+    expected = (x - mean) * scale / np.sqrt(variance + dtype(1e-3)) + offset
+    assert y.dtype == dtype
+    np.testing.assert_allclose(y.numpy(), expected, rtol=1e-5, atol=1e-6)
+    y = mt.nn.batch_normalization(mt.constant(x), 2.0, 1.0, None, None, 0.0)
+    np.testing.assert_allclose(y.numpy(), x - 2, rtol=1e-6)
+
+
+def test_batch_normalization_shapes_that_do_not_broadcast():
+    with pytest.raises(ValueError, match=r"batch_normalization: x of shape \(4, 3\) and "
+                                         r"mean \(2,\)"):
+        mt.nn.batch_normalization(mt.ones((4, 3)), mt.ones(2), mt.ones(3), None, None, 1e-3)
+    with pytest.raises(TypeError, match="batch_normalization"):
+        mt.nn.batch_normalization(mt.ones((4, 3)), mt.ones(3, mt.float64), mt.ones(3),
+                                  None, None, 1e-3)
+
+
+# --- bias_add, embedding_lookup ------------------------------------------------------
+
+def test_bias_add_values_formats_and_dtypes():
+    x = np.arange(12.0).reshape(2, 3, 2)
+    b = np.array([10.0, 20.0, 30.0])
+    y = mt.nn.bias_add(mt.constant(x), mt.constant(b), data_format="NCHW")
+    np.testing.assert_array_equal(y.numpy(), x + b[:, None])
+    y = mt.nn.bias_add(mt.constant(x.transpose(0, 2, 1)), mt.constant(b))
+    np.testing.assert_array_equal(y.numpy(), x.transpose(0, 2, 1) + b)
+    y = mt.nn.bias_add(mt.ones((2, 3), mt.int32), mt.constant([1, 2, 3]))
+    assert y.dtype == np.int32 and y.numpy().tolist() == [[2, 3, 4], [2, 3, 4]]
+
+
+def test_bias_add_gradient_of_the_bias_sums_over_the_other_axes():
+    x, b = mt.constant(np.ones((2, 3, 4))), mt.constant(np.zeros(3))
+    with mt.GradientTape() as tape:
+        tape.watch([x, b])
+        y = mt.nn.bias_add(x, b, data_format="NCW") * mt.constant(np.arange(24.0).reshape(2, 3, 4))
+    gx, gb = tape.gradient(y, [x, b])
+    np.testing.assert_array_equal(gb.numpy(), np.arange(24.0).reshape(2, 3, 4).sum((0, 2)))
+    np.testing.assert_array_equal(gx.numpy(), np.arange(24.0).reshape(2, 3, 4))
+
+
+@pytest.mark.parametrize("value, bias, data_format, error, message", [
+    ((2, 3), (2,), None, ValueError, r"bias of shape \(2,\) does not match axis 1 of value "
+                                     r"of shape \(2, 3\)"),
+    ((2, 3), (1, 3), None, ValueError, r"bias must be 1-D, got shape \(1, 3\)"),
+    ((3,), (3,), None, ValueError, r"value must be at least 2-D, got shape \(3,\)"),
+    ((2, 3), (3,), "XY", ValueError, "data_format must be of the form"),
+])
+def test_bias_add_bad_arguments(value, bias, data_format, error, message):
+    with pytest.raises(error, match="bias_add: " + message):
+        mt.nn.bias_add(mt.ones(value), mt.ones(bias), data_format=data_format)
+    with pytest.raises(TypeError, match="bias_add: value and bias have different dtypes"):
+        mt.nn.bias_add(mt.ones((2, 3)), mt.ones(3, mt.float64))
+
+
+def test_embedding_lookup_values_shards_and_max_norm():
+    table = np.array([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
+    y = mt.nn.embedding_lookup(mt.constant(table), [[0, 2], [1, 1]])
+    np.testing.assert_array_equal(y.numpy(), table[[[0, 2], [1, 1]]])
+    y = mt.nn.embedding_lookup([mt.constant(table[:2]), mt.constant(table[2:])], [2, 0, 1])
+    np.testing.assert_array_equal(y.numpy(), table[[2, 0, 1]])
+    y = mt.nn.embedding_lookup(mt.constant([[3.0, 4.0], [0.3, 0.4]]), [0, 1], max_norm=1.0)
+    np.testing.assert_allclose(y.numpy(), [[0.6, 0.8], [0.3, 0.4]], rtol=1e-6)
+    ids = mt.constant(np.array([2, 0], np.int64))
+    np.testing.assert_array_equal(mt.nn.embedding_lookup(mt.constant([1.0, 2.0, 3.0]), ids)
+                                  .numpy(), [3.0, 1.0])
+
+
+def test_embedding_lookup_gradient_adds_repeated_ids_and_ids_have_none():
+    params = mt.constant(np.ones((3, 2)))
+    ids = mt.constant([0, 0, 2])
+    with mt.GradientTape() as tape:
+        tape.watch([params, ids])
+        y = mt.nn.embedding_lookup(params, ids)
+    gp, gi = tape.gradient(y, [params, ids])
+    np.testing.assert_array_equal(gp.numpy(), [[2, 2], [0, 0], [1, 1]])
+    assert gi is None
+
+
+def test_embedding_lookup_in_a_function_reads_new_ids():
+    lookup = mt.function(lambda p, i: mt.nn.embedding_lookup(p, i), jit_compile=True)
+    table = mt.constant([[1.0], [2.0], [3.0]])
+    assert lookup(table, mt.constant([0, 1])).numpy().tolist() == [[1.0], [2.0]]
+    assert lookup(table, mt.constant([2, 2])).numpy().tolist() == [[3.0], [3.0]]
+
+
+@pytest.mark.parametrize("params, ids, error, message", [
+    (np.ones((3, 2)), [3], IndexError, r"ids\[0\] = 3 is not in \[0, 3\)"),
+    (np.ones((3, 2)), [[1, -1]], IndexError, r"ids\[0, 1\] = -1 is not in \[0, 3\)"),
+    (np.ones((3, 2)), [0.0], TypeError, "ids must be int32 or int64"),
+    ([np.ones((1, 2)), np.ones((2, 2))], [0], ValueError, r"shards with \[1, 2\] rows"),
+    (np.float64(1.0), [0], ValueError, "params must be at least 1-D"),
+])
+def test_embedding_lookup_bad_ids_and_shards(params, ids, error, message):
+    params = [mt.constant(p) for p in params] if isinstance(params, list) else mt.constant(params)
+    with pytest.raises(error, match="embedding_lookup: " + message):
+        mt.nn.embedding_lookup(params, ids)
