@@ -3,6 +3,8 @@ losses): each row gets finite differences to third order, pfor vs loop
 Jacobians and Hessians, forward vs reverse and compiled vs eager. Inputs stay
 away from the kinks (0 and 6 for relu6, 0 for leaky_relu, selu, elu, softsign)."""
 
+import numpy as np
+
 import minitape as mt
 from op_table import P, R, S, case
 
@@ -55,4 +57,30 @@ NORMALIZATION_CASES = [
          [[0.3, -0.2], [0.9, 0.7], [-0.1, 0.4]]),
 ]
 
-CASES = ACTIVATION_CASES + NORMALIZATION_CASES
+# Labels that sum to 1 along the classes: there TensorFlow's logits rule,
+# softmax - labels, is the derivative (and its mixed labels/logits second
+# derivative is 0 by TensorFlow's rule, so the labels stay constants here).
+DIST = np.array([[0.2, 0.5, 0.3], [1.0, 0.0, 0.0]])
+LOSS_CASES = [
+    case("nn.l2_loss", mt.nn.l2_loss, R(2, 3)),
+    case("nn.sigmoid_cross_entropy_with_logits",
+         lambda y, z: mt.nn.sigmoid_cross_entropy_with_logits(labels=y, logits=z),
+         R(2, 3) / 2 + 0.5, 3 * S(2, 3)),
+    case("nn.weighted_cross_entropy_with_logits",
+         lambda y, z, w: mt.nn.weighted_cross_entropy_with_logits(y, z, w),
+         R(2, 3) / 2 + 0.5, 3 * S(2, 3), P(3)),
+    case("nn.softmax_cross_entropy_with_logits",
+         lambda z: mt.nn.softmax_cross_entropy_with_logits(labels=DIST, logits=z), 3 * R(2, 3)),
+    case("nn.softmax_cross_entropy_with_logits-axis0",
+         lambda z: mt.nn.softmax_cross_entropy_with_logits(DIST.T, z, axis=0), 3 * R(3, 2)),
+    case("nn.softmax_cross_entropy_with_logits-3d",
+         lambda z: mt.nn.softmax_cross_entropy_with_logits(DIST[0], z), 3 * R(2, 2, 3)),
+    case("nn.sparse_softmax_cross_entropy_with_logits",
+         lambda z: mt.nn.sparse_softmax_cross_entropy_with_logits(labels=[2, 0], logits=z),
+         3 * R(2, 3)),
+    case("nn.sparse_softmax_cross_entropy_with_logits-3d",
+         lambda z: mt.nn.sparse_softmax_cross_entropy_with_logits([[1, 0], [3, 3]], z),
+         3 * R(2, 2, 4)),
+]
+
+CASES = ACTIVATION_CASES + NORMALIZATION_CASES + LOSS_CASES

@@ -357,3 +357,189 @@ def test_embedding_lookup_bad_ids_and_shards(params, ids, error, message):
     params = [mt.constant(p) for p in params] if isinstance(params, list) else mt.constant(params)
     with pytest.raises(error, match="embedding_lookup: " + message):
         mt.nn.embedding_lookup(params, ids)
+
+
+# --- losses ----------------------------------------------------------------------------
+
+def _log_softmax(z, axis=-1):
+    shifted = z - z.max(axis, keepdims=True)
+    return shifted - np.log(np.exp(shifted).sum(axis, keepdims=True))
+
+
+LABELS = np.array([[0.0, 1.0, 0.0], [0.3, 0.3, 0.4]])
+LOGITS = np.array([[1000.0, -1000.0, 0.0], [2.0, 1.0, -3.0]])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_loss_values_match_numpy(dtype):
+    y, z = LABELS.astype(dtype), LOGITS.astype(dtype)
+    small = np.array([[0.5, -1.0, 2.0], [-0.3, 0.1, 1.5]], dtype)
+    tol = dict(rtol=1e-6 if dtype == np.float32 else 1e-14)
+    # sigmoid: computed on moderate logits in the naive form
+    naive = -y * np.log(1 / (1 + np.exp(-small))) - (1 - y) * np.log(1 - 1 / (1 + np.exp(-small)))
+    out = mt.nn.sigmoid_cross_entropy_with_logits(labels=mt.constant(y), logits=mt.constant(small))
+    assert out.dtype == dtype
+    np.testing.assert_allclose(out.numpy(), naive, rtol=1e-5 if dtype == np.float32 else 1e-12)
+    # ... and on large ones in the stable form: max(z, 0) - z y + log(1 + exp(-|z|))
+    out = mt.nn.sigmoid_cross_entropy_with_logits(labels=mt.constant(y), logits=mt.constant(z))
+    np.testing.assert_allclose(out.numpy(), np.maximum(z, 0) - z * y + np.log1p(np.exp(-abs(z))),
+                               **tol)
+    out = mt.nn.weighted_cross_entropy_with_logits(mt.constant(y), mt.constant(z), 2.0)
+    np.testing.assert_allclose(out.numpy(), (1 - y) * z + (1 + y) * (
+        np.log1p(np.exp(-abs(z))) + np.maximum(-z, 0)), **tol)
+    out = mt.nn.softmax_cross_entropy_with_logits(mt.constant(y), mt.constant(z))
+    assert out.dtype == dtype and out.shape == (2,)
+    np.testing.assert_allclose(out.numpy(), -(y * _log_softmax(z)).sum(-1), **tol)
+    np.testing.assert_allclose(out.numpy()[0], 2000.0)  # TensorFlow 2.21: 2000
+    out = mt.nn.sparse_softmax_cross_entropy_with_logits(mt.constant([1, 2]), mt.constant(z))
+    np.testing.assert_allclose(out.numpy(), -_log_softmax(z)[[0, 1], [1, 2]], **tol)
+    out = mt.nn.l2_loss(mt.constant(z))
+    assert out.dtype == dtype and out.shape == ()
+    np.testing.assert_allclose(out.numpy(), (z * z).sum() / 2, **tol)
+
+
+@pytest.mark.parametrize("name", ["sigmoid", "weighted", "softmax", "sparse"])
+def test_large_logits_give_finite_losses_and_gradients(name):
+    z = mt.constant(np.array([[1e4, -1e4, 0.0], [-1e30, 1e30, 1.0]], np.float32))
+    y = mt.constant(np.array([[0.0, 1.0, 0.0], [0.5, 0.5, 0.0]], np.float32))
+    loss = {"sigmoid": lambda z: mt.nn.sigmoid_cross_entropy_with_logits(labels=y, logits=z),
+            "weighted": lambda z: mt.nn.weighted_cross_entropy_with_logits(y, z, 3.0),
+            "softmax": lambda z: mt.nn.softmax_cross_entropy_with_logits(y, z),
+            "sparse": lambda z: mt.nn.sparse_softmax_cross_entropy_with_logits([1, 0], z)}[name]
+    with mt.GradientTape() as tape:
+        tape.watch(z)
+        out = loss(z)
+    assert np.isfinite(out.numpy()).all() and np.isfinite(tape.gradient(out, z).numpy()).all()
+
+
+def test_gradients_at_zero_logits_are_tensorflows():
+    # TensorFlow 2.21: the sigmoid loss (written with where) has 0.5 - labels;
+    # the weighted one (written with abs and relu) has 1 - labels.
+    z = mt.constant([0.0, 0.0], mt.float64)
+    y = mt.constant([0.0, 1.0], mt.float64)
+    with mt.GradientTape(persistent=True) as tape:
+        tape.watch(z)
+        a = mt.nn.sigmoid_cross_entropy_with_logits(labels=y, logits=z)
+        b = mt.nn.weighted_cross_entropy_with_logits(y, z, 3.0)
+    np.testing.assert_array_equal(tape.gradient(a, z).numpy(), [0.5, -0.5])
+    np.testing.assert_array_equal(tape.gradient(b, z).numpy(), [1.0, 0.0])
+
+
+def test_softmax_cross_entropy_gradients_follow_tensorflows_rule():
+    # TensorFlow 2.21: d/dlogits = softmax - labels (even where labels do not
+    # sum to 1), d/dlabels = -log_softmax, and d/dlabels of the logits'
+    # gradient is 0 (not None).
+    y = mt.constant([[0.0, 1.0, 1.0]], mt.float64)   # sums to 2
+    z = mt.constant([[1.0, 2.0, -1.0]], mt.float64)
+    with mt.GradientTape(persistent=True) as outer:
+        outer.watch([y, z])
+        with mt.GradientTape() as inner:
+            inner.watch([y, z])
+            loss = mt.nn.softmax_cross_entropy_with_logits(labels=y, logits=z)
+        gy, gz = inner.gradient(loss, [y, z])
+    s = np.exp(z.numpy()) / np.exp(z.numpy()).sum()
+    np.testing.assert_allclose(gz.numpy(), s - y.numpy(), rtol=1e-14)
+    np.testing.assert_allclose(gy.numpy(), -_log_softmax(z.numpy()), rtol=1e-14)
+    np.testing.assert_array_equal(outer.gradient(gz, y).numpy(), np.zeros((1, 3)))
+    # the labels' gradient is exact (the loss is linear in them)
+    check_gradients(lambda y: mt.nn.softmax_cross_entropy_with_logits(y, z),
+                    [np.array([[0.2, 0.5, 0.3]])], order=2)
+
+
+def test_softmax_cross_entropy_casts_and_broadcasts_labels_as_tensorflow():
+    z = mt.constant(LOGITS)
+    out = mt.nn.softmax_cross_entropy_with_logits(mt.constant(LABELS[0]), z)
+    np.testing.assert_allclose(out.numpy(), [2000.0, 1.31817543], rtol=1e-8)
+    out = mt.nn.softmax_cross_entropy_with_logits(mt.constant(LABELS, mt.float32), z)
+    assert out.dtype == np.float64   # labels cast to the logits' dtype
+    np.testing.assert_allclose(out.numpy()[1], 2.61817548, rtol=1e-8)
+    out = mt.nn.softmax_cross_entropy_with_logits(mt.constant(LABELS), z, axis=0)
+    np.testing.assert_allclose(out.numpy(), [299.4, 1001.0, 1.21943494], rtol=1e-8)
+    out = mt.nn.softmax_cross_entropy_with_logits(mt.constant([[0.5, 0.5]], mt.float16),
+                                                  mt.constant([[1.0, 2.0]], mt.float16))
+    assert out.dtype == np.float16
+
+
+def test_sparse_labels_have_no_gradient_and_empty_batches_work():
+    z = mt.constant(LOGITS)
+    labels = mt.constant([1, 2])
+    with mt.GradientTape() as tape:
+        tape.watch([z, labels])
+        loss = mt.nn.sparse_softmax_cross_entropy_with_logits(labels, z)
+    gz, gl = tape.gradient(loss, [z, labels])
+    assert gl is None
+    np.testing.assert_allclose(gz.numpy()[0], [1.0, -1.0, 0.0])   # TensorFlow 2.21
+    empty = mt.nn.sparse_softmax_cross_entropy_with_logits(mt.zeros((0,), mt.int32),
+                                                           mt.zeros((0, 3)))
+    assert empty.shape == (0,) and empty.dtype == np.float32
+    assert mt.nn.softmax_cross_entropy_with_logits(mt.zeros((0, 3)), mt.zeros((0, 3))).shape \
+        == (0,)
+    np.testing.assert_array_equal(
+        mt.nn.softmax_cross_entropy_with_logits(mt.zeros((2, 0)), mt.zeros((2, 0))).numpy(),
+        [0.0, 0.0])   # no classes: TensorFlow 2.21 gives zeros
+    assert mt.nn.l2_loss(mt.zeros((0, 3))).numpy() == 0.0
+
+
+def test_sparse_cross_entropy_in_a_function_reads_new_labels():
+    loss = mt.function(lambda y, z: mt.nn.sparse_softmax_cross_entropy_with_logits(y, z),
+                       jit_compile=True)
+    z = mt.constant([[0.0, 1.0, 2.0]], mt.float64)
+    for label in (0, 2):
+        expected = -_log_softmax(z.numpy())[0, label]
+        np.testing.assert_allclose(loss(mt.constant([label]), z).numpy(), [expected])
+
+
+@pytest.mark.parametrize("call, error, message", [
+    (lambda: mt.nn.sigmoid_cross_entropy_with_logits(labels=mt.ones((2, 3)),
+                                                     logits=mt.ones((2, 2))),
+     ValueError, r"sigmoid_cross_entropy_with_logits: logits and labels must have the same "
+                 r"shape, got logits \(2, 2\) and labels \(2, 3\)"),
+    (lambda: mt.nn.sigmoid_cross_entropy_with_logits(labels=mt.ones(3)),
+     ValueError, "sigmoid_cross_entropy_with_logits: both labels and logits must be given"),
+    (lambda: mt.nn.sigmoid_cross_entropy_with_logits(labels=mt.ones(3, mt.float64),
+                                                     logits=mt.ones(3)),
+     TypeError, "sigmoid_cross_entropy_with_logits: the operands have different dtypes"),
+    (lambda: mt.nn.weighted_cross_entropy_with_logits(mt.ones((2, 3)), mt.ones((3, 2)), 2.0),
+     ValueError, r"weighted_cross_entropy_with_logits: logits and labels must have the same "
+                 r"shape"),
+    (lambda: mt.nn.weighted_cross_entropy_with_logits(mt.ones((2, 3)), mt.ones((2, 3)),
+                                                      mt.ones(2)),
+     ValueError, r"pos_weight of shape \(2,\) cannot be broadcast against logits of shape"),
+    (lambda: mt.nn.softmax_cross_entropy_with_logits(mt.ones((2, 3)), mt.ones((2, 2))),
+     ValueError, r"softmax_cross_entropy_with_logits: logits and labels must be "
+                 r"broadcastable: logits \(2, 2\), labels \(2, 3\)"),
+    (lambda: mt.nn.softmax_cross_entropy_with_logits(1.0, 2.0),
+     ValueError, "softmax_cross_entropy_with_logits: logits must be at least 1-D"),
+    (lambda: mt.nn.softmax_cross_entropy_with_logits([[0, 1]], [[1, 2]]),
+     TypeError, "softmax_cross_entropy_with_logits: expected a floating-point tensor"),
+    (lambda: mt.nn.sparse_softmax_cross_entropy_with_logits([1, 3], mt.ones((2, 3))),
+     ValueError, r"a label value of 3 is outside the valid range of \[0, 3\)"),
+    (lambda: mt.nn.sparse_softmax_cross_entropy_with_logits([1, -1], mt.ones((2, 3))),
+     ValueError, r"a label value of -1 is outside the valid range of \[0, 3\)"),
+    (lambda: mt.nn.sparse_softmax_cross_entropy_with_logits([1, 2, 0], mt.ones((2, 3))),
+     ValueError, r"labels.shape must equal logits.shape except for the last dimension, got "
+                 r"labels \(3,\) and logits \(2, 3\)"),
+    (lambda: mt.nn.sparse_softmax_cross_entropy_with_logits([1.0, 2.0], mt.ones((2, 3))),
+     TypeError, "labels must be int32 or int64"),
+    (lambda: mt.nn.sparse_softmax_cross_entropy_with_logits([], mt.ones(())),
+     ValueError, "logits cannot be a scalar"),
+    (lambda: mt.nn.sparse_softmax_cross_entropy_with_logits([0, 0], mt.ones((2, 0))),
+     ValueError, "must have at least one class"),
+    (lambda: mt.nn.l2_loss(mt.constant([1, 2])), TypeError, "l2_loss"),
+])
+def test_loss_errors_name_the_op_and_shapes(call, error, message):
+    with pytest.raises(error, match=message):
+        call()
+
+
+def test_a_bad_loss_call_leaves_the_tape_untouched():
+    z = mt.constant([[1.0, 2.0]])
+    with mt.GradientTape() as tape:
+        tape.watch(z)
+        with pytest.raises(ValueError):
+            mt.nn.sparse_softmax_cross_entropy_with_logits([5], z)
+        with pytest.raises(ValueError):
+            mt.nn.sigmoid_cross_entropy_with_logits(labels=mt.ones((3,)), logits=z)
+        with pytest.raises(ValueError):
+            mt.nn.softmax_cross_entropy_with_logits(mt.ones((2, 3)), z)
+    assert tape.operations == ()

@@ -11,7 +11,7 @@ At a kink TensorFlow picks one side: relu6 passes the gradient only for
 0 < x < 6 (0 at both kinks), leaky_relu takes alpha at 0, selu takes the
 positive side at 0. The piecewise-linear ones (relu6, leaky_relu) have a zero
 second derivative in TensorFlow (its Relu6GradGrad and LeakyReluGradGrad rules
-return zeros for x, not None), which `_flat` reproduces.
+return zeros for x, not None), which `flat_zero` reproduces.
 """
 import math
 
@@ -25,7 +25,7 @@ from .elementwise import (abs, cast, equal, exp, greater, less, multiply, sign, 
 from .nn import sigmoid
 
 
-def _flat(x, dtype):
+def flat_zero(x, dtype):
     """0, which while a tape records is computed from x with derivative 0 (sign's
     gradient is zeros; a NaN in x is replaced first, since sign(NaN) * 0 is NaN,
     and abs keeps -0 out):
@@ -51,7 +51,7 @@ def relu6(features, name=None):
 def _relu6_grad(op, grad):
     # d/dx = 1 for 0 < x < 6, else 0 (also at both kinks, as TensorFlow's Relu6Grad)
     x = op.inputs[0]
-    zero = _flat(x, grad.dtype)
+    zero = flat_zero(x, grad.dtype)
     return where(greater(x, 0), where(less(x, 6), grad, zero), zero)
 
 
@@ -85,7 +85,7 @@ def _leaky_relu_grad(op, grad):
     # d/dx = 1 for x > 0, alpha for x <= 0 (alpha at the kink, as TensorFlow)
     x = op.inputs[0]
     alpha = number(grad.dtype, op.attrs["alpha"])
-    return where(greater(x, 0), grad, grad * alpha + _flat(x, grad.dtype))
+    return where(greater(x, 0), grad, grad * alpha + flat_zero(x, grad.dtype))
 
 
 RegisterJVP("LeakyRelu", batch_safe=True)(_leaky_relu_grad)
