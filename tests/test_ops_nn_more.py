@@ -13,6 +13,7 @@ from minitape.test import check_gradients
 X = np.array([-7.0, -1.0, -1e-5, 0.0, 0.5, 3.0, 6.0, 7.0])
 SELU_ALPHA, SELU_SCALE = 1.6732632423543772, 1.0507009873554805
 ERFC = np.vectorize(math.erfc)
+GELU_C = np.float32(0.7071067811865476)  # TensorFlow's 1/sqrt(2), a float32 constant
 
 
 def derivatives(fn, x):
@@ -34,9 +35,10 @@ ACTIVATIONS = {  # name: (op, NumPy formula)
                    lambda x: np.where(x > 0, x, x * x.dtype.type(np.float32(0.2)))),
     "elu": (mt.nn.elu, lambda x: np.where(x < 0, np.exp(x) - 1, x)),
     "selu": (mt.nn.selu, lambda x: SELU_SCALE * np.where(x < 0, SELU_ALPHA * (np.exp(x) - 1), x)),
-    "gelu": (mt.nn.gelu, lambda x: 0.5 * x * ERFC(-x / np.sqrt(2))),
+    "gelu": (mt.nn.gelu, lambda x: 0.5 * x * ERFC(-x * x.dtype.type(GELU_C))),
     "gelu_tanh": (lambda x: mt.nn.gelu(x, approximate=True),
-                  lambda x: 0.5 * x * (1 + np.tanh(0.7978845608028654 * (x + 0.044715 * x**3)))),
+                  lambda x: 0.5 * x * (1 + np.tanh(0.7978845608028654 * (
+                      x + x.dtype.type(np.float32(0.044715)) * x**3)))),
     "silu": (mt.nn.silu, lambda x: x / (1 + np.exp(-x))),
     "swish-beta": (lambda x: mt.nn.swish(x, beta=2.0), lambda x: x / (1 + np.exp(-2 * x))),
     "softsign": (mt.nn.softsign, lambda x: x / (1 + np.abs(x))),
@@ -115,19 +117,24 @@ def test_elu_and_selu_derivatives_at_zero_are_tensorflows():
 
 
 def test_gelu_and_silu_derivatives_at_zero():
-    # TensorFlow 2.21: gelu'(0) = 0.5, gelu''(0) = 0.7978845608 (both forms);
-    # silu'(0) = 0.5, silu''(0) = 0.5.
-    for fn in (mt.nn.gelu, lambda x: mt.nn.gelu(x, approximate=True)):
-        _, g, h = derivatives(fn, [0.0])
-        np.testing.assert_allclose([g[0], h[0]], [0.5, 0.7978845608028654], rtol=1e-9)
+    # TensorFlow 2.21 (float64): gelu'(0) = 0.5; gelu''(0) = 2c/sqrt(pi) with
+    # its float32 c = 1/sqrt(2), 0.7978845471..., and 0.7978845608... for the
+    # tanh form; silu'(0) = 0.5, silu''(0) = 0.5.
+    _, g, h = derivatives(mt.nn.gelu, [0.0])
+    np.testing.assert_allclose([g[0], h[0]], [0.5, 2 * float(GELU_C) / np.sqrt(np.pi)],
+                               rtol=1e-15)
+    assert abs(h[0] - 0.7978845471) < 1e-10
+    _, g, h = derivatives(lambda x: mt.nn.gelu(x, approximate=True), [0.0])
+    np.testing.assert_allclose([g[0], h[0]], [0.5, 0.7978845608028654], rtol=1e-15)
     _, g, h = derivatives(mt.nn.silu, [0.0])
     np.testing.assert_allclose([g[0], h[0]], [0.5, 0.5], rtol=1e-14)
 
 
-def test_gelu_keeps_its_digits_far_left():
-    # x Phi(x) at -7 is -8.9586878e-12 (TensorFlow's 1 + erf cancels: -8.95869547e-12)
+def test_gelu_far_left_is_tensorflows():
+    # TensorFlow 2.21 at -7 in float64: -8.95869547e-12 (its float32 c; with the
+    # exact 1/sqrt(2) it would be -8.9586878e-12)
     y = mt.nn.gelu(mt.constant([-7.0], mt.float64)).numpy()[0]
-    np.testing.assert_allclose(y, -7 * 0.5 * math.erfc(7 / math.sqrt(2)), rtol=1e-14)
+    np.testing.assert_allclose(y, -8.95869547e-12, rtol=1e-9)
 
 
 @pytest.mark.parametrize("name", ACTIVATIONS)
@@ -267,6 +274,18 @@ def test_batch_normalization_values(dtype):
     np.testing.assert_allclose(y.numpy(), expected, rtol=1e-5, atol=1e-6)
     y = mt.nn.batch_normalization(mt.constant(x), 2.0, 1.0, None, None, 0.0)
     np.testing.assert_allclose(y.numpy(), x - 2, rtol=1e-6)
+
+
+def test_batch_normalization_computes_in_the_statistics_dtype():
+    # TensorFlow 2.21: Python numbers make float32 statistics, cast to x's
+    # dtype at the end: x = 1, mean 2, variance 1, eps 0.01 gives -0.995037138
+    # in float64 (1/sqrt(1.01) = -0.99503719... at full precision)
+    y = mt.nn.batch_normalization(mt.constant([[1.0]], mt.float64), 2.0, 1.0, None, None, 0.01)
+    assert y.dtype == np.float64
+    np.testing.assert_allclose(y.numpy(), [[-0.995037138]], rtol=1e-9)
+    y = mt.nn.batch_normalization(mt.constant([1.0], mt.float16), mt.constant([2.0]),
+                                  mt.constant([1.0]), None, None, 0.01)
+    assert y.dtype == np.float16
 
 
 def test_batch_normalization_shapes_that_do_not_broadcast():

@@ -125,47 +125,53 @@ replay("Selu", lambda xs, attrs, out_shapes: selu(xs[0]))
 
 
 # --- gelu -------------------------------------------------------------------------
-# TensorFlow's gelu is 0.5 x (1 + erf(x / sqrt 2)) = x Phi(x), with Phi the
-# standard normal CDF; Phi is an op of its own here (`_normal_cdf`, op type
-# Ndtr), whose derivative is the normal density phi(x) = exp(-x^2/2) / sqrt(2 pi).
-# Phi is computed as 0.5 erfc(-x / sqrt 2), which keeps its digits for x << 0,
-# where TensorFlow's 1 + erf(...) cancels (at x = -7 in float64 its gelu is
-# off in the 6th digit, in float32 from x = -3 on in the 7th).
+# TensorFlow 2.21 computes gelu as 0.5 x erfc(-x c) with c = 1/sqrt(2) made by
+# casting a float32 constant to x's dtype, so in float64 c carries float32's
+# rounding (gelu''(0) = 2c/sqrt(pi) = 0.79788454..., not 0.79788456...): minitape
+# uses the same c. 0.5 erfc(-c x) is an op of its own here (`_half_erfc`, op type
+# Ndtr: it is the normal CDF Phi(x) for c = 1/sqrt 2), whose derivative is
+# (c / sqrt(pi)) exp(-(c x)^2).
 
+_GELU_C = float(np.float32(0.7071067811865476))
 _erfc = np.frompyfunc(math.erfc, 1, 1)
 
 
-def _normal_cdf(x):
-    """Phi(x) = 0.5 erfc(-x / sqrt 2), in float64, then rounded to x's dtype."""
+def _half_erfc(x, scale):
+    """0.5 erfc(-scale x): -scale x in x's dtype, erfc in float64, rounded back."""
     v = x._value
-    value = 0.5 * _erfc(v.astype(np.float64) / -math.sqrt(2.0)).astype(np.float64)
-    return emit("Ndtr", np.asarray(value, dtype=v.dtype), (x,), None, None)
+    arg = (-v * v.dtype.type(scale)).astype(np.float64)
+    value = np.asarray(0.5 * _erfc(arg).astype(np.float64), dtype=v.dtype)
+    return emit("Ndtr", value, (x,), {"scale": scale}, None)
 
 
 @RegisterGradient("Ndtr", batch_safe=True)
-def _normal_cdf_grad(op, grad):
-    # d Phi / dx = exp(-x^2 / 2) / sqrt(2 pi): finite everywhere, 0 at +-inf
-    x = op.inputs[0]
+def _half_erfc_grad(op, grad):
+    # d/dx 0.5 erfc(-c x) = (c / sqrt(pi)) exp(-(c x)^2): finite everywhere, 0 at +-inf
+    x, c = op.inputs[0], op.attrs["scale"]
     dtype = grad.dtype
-    return grad * (exp(square(x) * number(dtype, -0.5)) * number(dtype, 1 / math.sqrt(2 * math.pi)))
+    return grad * (exp(-square(x * number(dtype, c))) * number(dtype, c / math.sqrt(math.pi)))
 
 
-RegisterJVP("Ndtr", batch_safe=True)(_normal_cdf_grad)
-replay("Ndtr", lambda xs, attrs, out_shapes: _normal_cdf(float_input("gelu", xs[0])))
+RegisterJVP("Ndtr", batch_safe=True)(_half_erfc_grad)
+replay("Ndtr", lambda xs, attrs, out_shapes: _half_erfc(float_input("gelu", xs[0]),
+                                                        attrs["scale"]),
+       attrs_of=lambda op: {"scale": float(op.attrs["scale"])})
 
 
 def gelu(features, approximate=False, name=None):
-    """Gaussian error linear unit (Hendrycks and Gimpel 2016): x Phi(x), or with
-    `approximate=True` TensorFlow's tanh form
+    """Gaussian error linear unit (Hendrycks and Gimpel 2016): x Phi(x), as
+    0.5 x erfc(-x / sqrt 2), or with `approximate=True` TensorFlow's tanh form
     0.5 x (1 + tanh(0.7978845608028654 (x + 0.044715 x^3)))."""
     x = tensor_input("gelu", features)
     if x.dtype.kind != "f":
         raise ValueError(f"gelu: features must be a floating point tensor, got dtype {x.dtype}")
     dtype = x.dtype
     if approximate:
-        inner = (x + number(dtype, 0.044715) * (x * x * x)) * number(dtype, 0.7978845608028654)
+        # TensorFlow casts a float32 0.044715 to x's dtype (so float64 gets its rounding)
+        coeff = number(dtype, float(np.float32(0.044715)))
+        inner = (x + coeff * (x * x * x)) * number(dtype, 0.7978845608028654)
         return multiply(number(dtype, 0.5) * x, 1 + tanh(inner), name=name)
-    return multiply(x, _normal_cdf(x), name=name)
+    return multiply(x, _half_erfc(x, _GELU_C), name=name)
 
 
 # --- silu (swish) -----------------------------------------------------------------

@@ -60,25 +60,31 @@ def moments(x, axes, shift=None, keepdims=False, name=None):
 def batch_normalization(x, mean, variance, offset, scale, variance_epsilon, name=None):
     """(x - mean) * scale / sqrt(variance + variance_epsilon) + offset, written
     as TensorFlow writes it: inv = scale / sqrt(variance + eps), then
-    x * inv + (offset - mean * inv). `offset` and `scale` may be None."""
-    x = float_input("batch_normalization", x)
+    x * inv + (offset - mean * inv); `offset` and `scale` may be None.
+
+    As in TensorFlow, inv and the shift are computed in the variance's dtype and
+    cast to x's: Python numbers for the statistics make float32 tensors, so with
+    float64 x they are used at float32 precision (and float32 statistics may
+    normalise a float16 or float64 x)."""
     op = "batch_normalization"
-    stats = {"mean": mean, "variance": variance, "offset": offset, "scale": scale,
+    x = float_input(op, x)
+    if mean is None or variance is None or variance_epsilon is None:
+        raise ValueError(f"{op}: mean, variance and variance_epsilon must be given")
+    variance = float_input(op, variance)
+    stats = {"mean": mean, "offset": offset, "scale": scale,
              "variance_epsilon": variance_epsilon}
-    tensors = {k: None if v is None else operand(v, x, op) for k, v in stats.items()}
-    for key in ("mean", "variance", "variance_epsilon"):
-        if tensors[key] is None:
-            raise ValueError(f"batch_normalization: {key} must be given")
-    shapes = {k: v.shape for k, v in tensors.items() if v is not None}
+    stats = {k: None if v is None else operand(v, variance, op) for k, v in stats.items()}
+    shapes = {k: v.shape for k, v in stats.items() if v is not None}
+    shapes["variance"] = variance.shape
     try:
         np.broadcast_shapes(x.shape, *shapes.values())
     except ValueError:
         listed = ", ".join(f"{k} {s}" for k, s in shapes.items())
-        raise ValueError(f"batch_normalization: x of shape {x.shape} and {listed} "
-                         "cannot be broadcast together") from None
-    inv = 1 / sqrt(tensors["variance"] + tensors["variance_epsilon"])
-    if tensors["scale"] is not None:
-        inv = inv * tensors["scale"]
-    shift = -tensors["mean"] * inv if tensors["offset"] is None \
-        else tensors["offset"] - tensors["mean"] * inv
-    return add(x * inv, shift, name=name)
+        raise ValueError(f"{op}: x of shape {x.shape} and {listed} cannot be broadcast "
+                         "together") from None
+    inv = 1 / sqrt(variance + stats["variance_epsilon"])
+    if stats["scale"] is not None:
+        inv = inv * stats["scale"]
+    shift = -stats["mean"] * inv if stats["offset"] is None \
+        else stats["offset"] - stats["mean"] * inv
+    return add(x * cast(inv, x.dtype), cast(shift, x.dtype), name=name)
