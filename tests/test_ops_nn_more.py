@@ -6,6 +6,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import minitape as mt
 from minitape.test import check_gradients
@@ -551,14 +553,61 @@ def test_loss_errors_name_the_op_and_shapes(call, error, message):
         call()
 
 
-def test_a_bad_loss_call_leaves_the_tape_untouched():
-    z = mt.constant([[1.0, 2.0]])
+BAD_CALLS = [
+    lambda z, i: mt.nn.sparse_softmax_cross_entropy_with_logits([5], z),
+    lambda z, i: mt.nn.sigmoid_cross_entropy_with_logits(labels=mt.ones((3,)), logits=z),
+    lambda z, i: mt.nn.weighted_cross_entropy_with_logits(z, z, mt.ones(3)),
+    lambda z, i: mt.nn.softmax_cross_entropy_with_logits(mt.ones((2, 3)), z),
+    lambda z, i: mt.nn.leaky_relu(i, alpha=[0.1]),
+    lambda z, i: mt.nn.silu(z, beta=mt.constant([1, 2, 3])),
+    lambda z, i: mt.nn.embedding_lookup([z, z], [0, 4]),
+    lambda z, i: mt.nn.embedding_lookup(z, [0], max_norm=[1.0, 2.0]),
+    lambda z, i: mt.nn.bias_add(z, mt.ones(3)),
+    lambda z, i: mt.nn.batch_normalization(z, mt.ones(3), 1.0, None, None, 0.1),
+    lambda z, i: mt.nn.moments(z, axes=[2]),
+    lambda z, i: mt.nn.l2_normalize(z, axis=5),
+]
+
+
+@pytest.mark.parametrize("call", BAD_CALLS)
+def test_a_bad_call_leaves_the_tape_untouched(call):
+    z, i = mt.constant([[1.0, 2.0]]), mt.constant([1, 2])
     with mt.GradientTape() as tape:
-        tape.watch(z)
-        with pytest.raises(ValueError):
-            mt.nn.sparse_softmax_cross_entropy_with_logits([5], z)
-        with pytest.raises(ValueError):
-            mt.nn.sigmoid_cross_entropy_with_logits(labels=mt.ones((3,)), logits=z)
-        with pytest.raises(ValueError):
-            mt.nn.softmax_cross_entropy_with_logits(mt.ones((2, 3)), z)
+        tape.watch([z, i])
+        with pytest.raises((ValueError, TypeError, IndexError)):
+            call(z, i)
     assert tape.operations == ()
+
+
+# --- shapes that vary: empty dimensions and axes (Hypothesis) --------------------------
+
+@settings(max_examples=25, deadline=None)
+@given(data=st.data())
+def test_shapes_and_axes_vary(data):
+    shape = data.draw(st.lists(st.integers(0, 3), min_size=1, max_size=3).map(tuple),
+                      label="shape")
+    ndim = len(shape)
+    axis = data.draw(st.integers(-ndim, ndim - 1), label="axis")
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=shape)
+    xt = mt.constant(x)
+    with mt.GradientTape(persistent=True) as tape:
+        tape.watch(xt)
+        normalized = mt.nn.l2_normalize(xt, axis=axis)
+        mean, variance = mt.nn.moments(xt, axes=[axis], keepdims=True)
+        labels = mt.constant(np.full(shape, 0.5))
+        xent = mt.nn.softmax_cross_entropy_with_logits(labels, xt, axis=axis)
+        activations = [mt.nn.selu(xt), mt.nn.gelu(xt), mt.nn.relu6(xt), mt.nn.l2_loss(xt)]
+    norm = np.sqrt(np.maximum((x * x).sum(axis, keepdims=True), 1e-12))
+    np.testing.assert_allclose(normalized.numpy(), x / norm, rtol=1e-12)
+    assert mean.shape == variance.shape == x.mean(axis, keepdims=True).shape
+    if x.shape[axis]:
+        np.testing.assert_allclose(variance.numpy(), x.var(axis, keepdims=True), atol=1e-12)
+        expected = -(0.5 * (x - x.max(axis, keepdims=True) - np.log(np.exp(
+            x - x.max(axis, keepdims=True)).sum(axis, keepdims=True)))).sum(axis)
+        np.testing.assert_allclose(xent.numpy(), expected, rtol=1e-12)
+    else:  # no classes: TensorFlow 2.21 gives zeros
+        np.testing.assert_array_equal(xent.numpy(), np.zeros(tuple(np.delete(shape, axis))))
+    for y in [normalized, variance, xent] + activations:
+        g = tape.gradient(y, xt)
+        assert g is not None and g.shape == shape and np.isfinite(g.numpy()).all()

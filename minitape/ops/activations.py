@@ -66,15 +66,15 @@ def leaky_relu(features, alpha=0.2, name=None):
     alpha is a float32 attribute, as in TensorFlow (so alpha=0.2 on a float64
     tensor is 0.2 rounded to float32: -1 gives -0.20000000298...)."""
     x = tensor_input("leaky_relu", features)
-    if x.dtype.kind in "iu":
-        x = cast(x, np.float32)
-    elif x.dtype.kind != "f":
+    if x.dtype.kind not in "iuf":
         raise TypeError(f"leaky_relu: expected a float or integer tensor, got dtype {x.dtype}")
     if isinstance(alpha, np.ndarray) and alpha.ndim == 0:
         alpha = alpha.item()
     if isinstance(alpha, bool) or not isinstance(alpha, (int, float, np.floating, np.integer)):
         raise TypeError(f"leaky_relu: alpha must be a Python number, got {alpha!r}")
     alpha = float(np.float32(alpha))
+    if x.dtype.kind in "iu":
+        x = cast(x, np.float32)
     v = x._value
     value = np.where(v > 0, v, v * v.dtype.type(alpha))
     return emit("LeakyRelu", value, (x,), {"alpha": alpha}, name)
@@ -189,12 +189,12 @@ def silu(features, beta=1.0):
         beta = tensor_input("silu", beta)
         if beta.dtype.kind not in "iuf":
             raise TypeError(f"silu: beta must be a real number or tensor, got dtype {beta.dtype}")
+        try:
+            np.broadcast_shapes(x.shape, beta.shape)
+        except ValueError:
+            raise ValueError(f"silu: beta of shape {beta.shape} cannot be broadcast against "
+                             f"features of shape {x.shape}") from None
         beta = cast(beta, x.dtype)
-    try:
-        np.broadcast_shapes(x.shape, beta.shape)
-    except ValueError:
-        raise ValueError(f"silu: beta of shape {beta.shape} cannot be broadcast against "
-                         f"features of shape {x.shape}") from None
     return x * sigmoid(beta * x)
 
 

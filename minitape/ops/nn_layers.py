@@ -170,22 +170,28 @@ def embedding_lookup(params, ids, max_norm=None, name=None):
     splits a table (the first N % p shards hold one row more): they are
     concatenated. With `max_norm`, each looked-up embedding is clipped to that
     L2 norm (clip_by_norm over its own axes)."""
+    if max_norm is not None and np.ndim(max_norm) != 0:
+        raise ValueError(f"embedding_lookup: max_norm must be a scalar, got shape "
+                         f"{np.shape(max_norm)}")
     if isinstance(params, (list, tuple)):
         if not params:
             raise ValueError("embedding_lookup: params is an empty list")
         shards = [tensor_input("embedding_lookup", p) for p in params]
-        sizes = [s.shape[0] if s.ndim else None for s in shards]
-        total, p = sum(n or 0 for n in sizes), len(shards)
+        if any(s.ndim == 0 for s in shards):
+            raise ValueError("embedding_lookup: params must be at least 1-D, got a scalar")
+        sizes = [s.shape[0] for s in shards]
+        total, p = sum(sizes), len(shards)
         expected = [total // p + (1 if i < total % p else 0) for i in range(p)]
         if sizes != expected:
             raise ValueError(f"embedding_lookup: shards with {sizes} rows are not a 'div' "
                              f"split of {total} rows (expected {expected})")
+        ids = _ids_input("embedding_lookup", ids, total)  # checked before concat runs
         table = shards[0] if p == 1 else concat(shards, axis=0)
     else:
         table = tensor_input("embedding_lookup", params)
-    if table.ndim == 0:
-        raise ValueError("embedding_lookup: params must be at least 1-D, got a scalar")
-    ids = _ids_input("embedding_lookup", ids, table.shape[0])
+        if table.ndim == 0:
+            raise ValueError("embedding_lookup: params must be at least 1-D, got a scalar")
+        ids = _ids_input("embedding_lookup", ids, table.shape[0])
     out = _gather(table, ids, 0, name=None if max_norm is not None else name)
     if max_norm is None:
         return out
