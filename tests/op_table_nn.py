@@ -1,7 +1,7 @@
 """The op table's rows for the tf.nn family (activations, normalisation helpers,
 losses): each row gets finite differences to third order, pfor vs loop
 Jacobians and Hessians, forward vs reverse and compiled vs eager. Inputs stay
-away from the kinks (0 and 6 for relu6, 0 for leaky_relu, selu, elu, softsign)."""
+away from the kinks (0 and 6 for relu6, 0 for leaky_relu, selu and elu)."""
 
 import numpy as np
 
@@ -22,7 +22,6 @@ ACTIVATION_CASES = [
     case("nn.silu-beta", lambda x: mt.nn.silu(x, beta=1.7), 3 * R(2, 3)),
     case("nn.silu-beta-tensor", lambda x, b: mt.nn.silu(x, beta=b), 3 * R(2, 3), P(3)),
     case("nn.swish", mt.nn.swish, 3 * R(2, 3)),
-    case("nn.softsign", mt.nn.softsign, S(2, 3)),
     case("nn.activations-chain",
          lambda x: mt.nn.selu(mt.nn.leaky_relu(x, 0.1) + mt.nn.gelu(x)), S(2, 3)),
 ]

@@ -1,8 +1,9 @@
 """The activations of `tf.nn` beyond relu and sigmoid, as TensorFlow computes them.
 
-relu6, leaky_relu, selu and softsign are op types of their own in TensorFlow
-(Relu6, LeakyRelu, Selu, Softsign): each has its forward, gradient rule and JVP
-rule here, side by side. gelu and silu are Python compositions in TensorFlow,
+relu6, leaky_relu and selu are op types of their own in TensorFlow (Relu6,
+LeakyRelu, Selu): each has its forward, gradient rule and JVP rule here, side
+by side. (softsign, also in tf.nn, is tf.math.softsign: the elementwise
+family's, `ops/exp_log.py`.) gelu and silu are Python compositions in TensorFlow,
 and here too, so their derivatives of every order come from the ops they are
 made of. Every rule is elementwise (a diagonal Jacobian), so its JVP rule is
 its gradient rule with the tangent in the place of the upstream gradient.
@@ -199,25 +200,3 @@ def silu(features, beta=1.0):
 
 
 swish = silu
-
-
-# --- softsign ---------------------------------------------------------------------
-# tf.math.softsign is also in the elementwise family's table; if that family
-# defines op type Softsign, this section goes and mt.nn.softsign aliases theirs.
-
-def softsign(features, name=None):
-    """x / (1 + |x|)."""
-    x = float_input("softsign", features)
-    v = x._value
-    return emit("Softsign", v / (1 + np.abs(v)), (x,), None, name)
-
-
-@RegisterGradient("Softsign", batch_safe=True)
-def _softsign_grad(op, grad):
-    # d/dx = 1 / (1 + |x|)^2 (second derivative -2 sign(x) / (1 + |x|)^3, 0 at 0;
-    # TensorFlow 2.21 has no gradient for SoftsignGrad, so it raises LookupError)
-    return grad / square(1 + abs(op.inputs[0]))
-
-
-RegisterJVP("Softsign", batch_safe=True)(_softsign_grad)
-replay("Softsign", lambda xs, attrs, out_shapes: softsign(xs[0]))

@@ -127,8 +127,9 @@ def case_silu_beta(m):
 
 
 def case_softsign(m):
-    # TensorFlow 2.21 has no gradient for SoftsignGrad, so neither a second
-    # derivative nor a JVP (LookupError); minitape has both
+    # mt.nn.softsign is the elementwise family's tf.math.softsign. TensorFlow
+    # 2.21 has no gradient for SoftsignGrad, so neither a second derivative nor
+    # a JVP (LookupError): only values and gradients are compared
     return _probe(m, m.nn.softsign, X, parts=("value", "grad"))
 
 
