@@ -367,8 +367,8 @@ def test_embedding_lookup_in_a_function_reads_new_ids():
 
 
 @pytest.mark.parametrize("params, ids, error, message", [
-    (np.ones((3, 2)), [3], IndexError, r"ids\[0\] = 3 is not in \[0, 3\)"),
-    (np.ones((3, 2)), [[1, -1]], IndexError, r"ids\[0, 1\] = -1 is not in \[0, 3\)"),
+    (np.ones((3, 2)), [3], ValueError, r"ids\[0\] = 3 is not in \[0, 3\)"),
+    (np.ones((3, 2)), [[1, -1]], ValueError, r"ids\[0, 1\] = -1 is not in \[0, 3\)"),
     (np.ones((3, 2)), [0.0], TypeError, "ids must be int32 or int64"),
     ([np.ones((1, 2)), np.ones((2, 2))], [0], ValueError, r"shards with \[1, 2\] rows"),
     (np.float64(1.0), [0], ValueError, "params must be at least 1-D"),
@@ -573,7 +573,7 @@ def test_a_bad_call_leaves_the_tape_untouched(call):
     z, i = mt.constant([[1.0, 2.0]]), mt.constant([1, 2])
     with mt.GradientTape() as tape:
         tape.watch([z, i])
-        with pytest.raises((ValueError, TypeError, IndexError)):
+        with pytest.raises((ValueError, TypeError)):
             call(z, i)
     assert tape.operations == ()
 

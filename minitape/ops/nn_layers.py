@@ -97,7 +97,7 @@ def _ids_input(op_name, ids, rows):
     bad = (ids._value < 0) | (ids._value >= rows)
     if bad.any():
         where = tuple(int(i) for i in np.argwhere(bad)[0])
-        raise IndexError(f"{op_name}: ids{list(where)} = {ids._value[where]} is not in "
+        raise ValueError(f"{op_name}: ids{list(where)} = {ids._value[where]} is not in "
                          f"[0, {rows})")
     return ids
 

@@ -126,13 +126,6 @@ def case_silu_beta(m):
             _probe(m, lambda x, b: m.nn.silu(x, b), [[-1.0, 0.5], [2.0, 3.0]], 1.5)]
 
 
-def case_softsign(m):
-    # mt.nn.softsign is the elementwise family's tf.math.softsign. TensorFlow
-    # 2.21 has no gradient for SoftsignGrad, so neither a second derivative nor
-    # a JVP (LookupError): only values and gradients are compared
-    return _probe(m, m.nn.softsign, X, parts=("value", "grad"))
-
-
 # --- normalisation helpers ------------------------------------------------------------
 
 def case_l2_normalize(m):
