@@ -120,6 +120,8 @@ def _gather_grad(op, grad):
 
 @RegisterJVP("GatherV2", batch_safe=True)
 def _gather_jvp(op, t_params, t_ids):
+    if t_params is None:  # the ids are integers: only the table moves
+        return None
     nb = t_params.ndim - op.inputs[0].ndim
     return _gather(t_params, op.inputs[1], nb + op.attrs["axis"])
 
@@ -150,6 +152,8 @@ def _scatter_add_grad(op, grad):
 
 @RegisterJVP("UnsortedSegmentSum", batch_safe=True)
 def _scatter_add_jvp(op, t_updates, t_ids):
+    if t_updates is None:
+        return None
     nb = t_updates.ndim - op.inputs[0].ndim
     return _scatter_add(t_updates, op.inputs[1], nb + op.attrs["axis"],
                         op.attrs["num_segments"])
