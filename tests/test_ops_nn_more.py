@@ -257,6 +257,13 @@ def test_moments_variance_derivatives_are_tensorflows():
     np.testing.assert_allclose(outer.jacobian(g, x).numpy(), np.eye(3) * 2 / 3, rtol=1e-14)
 
 
+def test_moments_of_integers_is_a_type_error_like_reduce_mean():
+    # TensorFlow 2.21 gives a truncated integer mean ([2, 3] for [[1, 2], [3, 5]]);
+    # minitape refuses, as its reduce_mean does (README: where minitape differs)
+    with pytest.raises(TypeError, match="moments: expected a floating-point tensor"):
+        mt.nn.moments(mt.constant([[1, 2], [3, 5]]), axes=[0])
+
+
 def test_moments_bad_axes():
     with pytest.raises(ValueError, match="moments"):
         mt.nn.moments(mt.ones((2, 3)), axes=[3])
