@@ -51,7 +51,7 @@ def sigmoid(v):
 
 
 def elu(v):
-    return np.where(v > 0, v, np.expm1(np.minimum(v, 0))).astype(v.dtype, copy=False)
+    return np.where(v < 0, np.exp(np.minimum(v, 0)) - 1, v).astype(v.dtype, copy=False)
 
 
 def softplus(v):
@@ -310,6 +310,7 @@ def compile_graph(graph, input_names=None, shapes=None, name=None):
     for node, out in zip(graph.nodes, shapes):
         specs += [(None if o is None else tuple(o), s.dtype) for o, s in zip(out, node.outputs)]
     names = _Names()
+    names.used.add(identifier(name or graph.name, "f"))  # no kernel may take the function's name
     namespace = dict(HELPERS)
     expr = {}          # value number -> the identifier holding it
     constants = {}     # value number -> its constant array (folded or captured)

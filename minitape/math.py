@@ -4,3 +4,4 @@ from .ops import (abs, add, cos, divide, equal, exp, floor, greater,  # noqa: F4
                   negative, not_equal, pow, reduce_max, reduce_mean, reduce_min,
                   reduce_prod, reduce_sum, round, sigmoid, sign, sin, softplus, sqrt,
                   square, subtract, tanh)
+from .ops import l2_normalize  # noqa: F401

@@ -10,6 +10,13 @@ from .elementwise import (abs, add, cast, cos, divide, equal, exp, floor,  # noq
                           sqrt, square, subtract, tanh, where)
 from .linalg import einsum, inv, matmul, solve  # noqa: F401
 from .nn import elu, log_softmax, relu, sigmoid, softmax, softplus  # noqa: F401
+from .activations import gelu, leaky_relu, relu6, selu, silu, swish  # noqa: F401
+from .normalization import batch_normalization, l2_normalize, moments  # noqa: F401
+from .nn_layers import bias_add, embedding_lookup  # noqa: F401
+from .losses import (l2_loss, sigmoid_cross_entropy_with_logits,  # noqa: F401
+                     softmax_cross_entropy_with_logits,
+                     sparse_softmax_cross_entropy_with_logits,
+                     weighted_cross_entropy_with_logits)
 from .reductions import (norm, reduce_max, reduce_mean, reduce_min,  # noqa: F401
                          reduce_prod, reduce_sum)
 from .shapes import (broadcast_to, concat, expand_dims, getitem, identity,  # noqa: F401
