@@ -310,6 +310,7 @@ def compile_graph(graph, input_names=None, shapes=None, name=None):
     for node, out in zip(graph.nodes, shapes):
         specs += [(None if o is None else tuple(o), s.dtype) for o, s in zip(out, node.outputs)]
     names = _Names()
+    names.used.add(identifier(name or graph.name, "f"))  # no kernel may take the function's name
     namespace = dict(HELPERS)
     expr = {}          # value number -> the identifier holding it
     constants = {}     # value number -> its constant array (folded or captured)

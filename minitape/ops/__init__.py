@@ -15,6 +15,9 @@ from .reductions import (norm, reduce_max, reduce_mean, reduce_min,  # noqa: F40
 from .shapes import (broadcast_to, concat, expand_dims, getitem, identity,  # noqa: F401
                      matrix_transpose, pad, reshape, shape, size, squeeze, stack,
                      transpose, unstack)
+from .indexing import (boolean_mask, gather, gather_nd, one_hot,  # noqa: F401
+                       scatter_nd)
+from .indexing import where  # noqa: F401,F811  (where(condition) as well as where(c, x, y))
 
 
 def _swap(fn):

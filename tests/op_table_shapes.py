@@ -1,0 +1,23 @@
+"""Op-table rows for the shapes, indexing, scans, sorting and statistics ops
+of issue 16 (finite differences to third order, pfor vs loop Jacobians and
+Hessians, forward vs reverse, compiled vs eager: see op_table.py)."""
+import minitape as mt
+from op_table import D, P, R, S, case  # noqa: F401
+
+CASES = [
+    # indexing: gather/scatter are each other's gradient
+    case("shapes.gather-axis1-repeats", lambda x: mt.gather(x, [2, 0, 2], axis=1), R(2, 3, 4)),
+    case("shapes.gather-batch_dims", lambda x: mt.gather(x, [[1, 0], [2, 2]], axis=1,
+                                                         batch_dims=1), R(2, 3, 4)),
+    case("shapes.gather-matrix-indices", lambda x: mt.gather(x, [[0, 1], [1, 1]]), R(2, 3)),
+    case("shapes.gather_nd", lambda x: mt.gather_nd(x, [[0, 1], [1, 2], [0, 1]]), R(2, 3, 4)),
+    case("shapes.gather_nd-batch_dims", lambda x: mt.gather_nd(x, [[[1]], [[2]]], batch_dims=1),
+         R(2, 3, 4)),
+    case("shapes.scatter_nd", lambda u: mt.scatter_nd([[1], [3], [1]], u, [5, 2]), R(3, 2)),
+    case("shapes.boolean_mask", lambda x: mt.boolean_mask(x, [[True, False, True],
+                                                               [False, False, True]]),
+         R(2, 3, 2)),
+    case("shapes.boolean_mask-axis1", lambda x: mt.boolean_mask(x, [True, False, True], axis=1),
+         R(2, 3)),
+    case("shapes.gather-at-argmax", lambda x: mt.gather(x, mt.where(x > 0.0)[:, 0]), D(5)),
+]
