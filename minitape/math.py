@@ -4,3 +4,6 @@ from .ops import (abs, add, cos, divide, equal, exp, floor, greater,  # noqa: F4
                   negative, not_equal, pow, reduce_max, reduce_mean, reduce_min,
                   reduce_prod, reduce_sum, round, sigmoid, sign, sin, softplus, sqrt,
                   square, subtract, tanh)
+from .ops import argmax, argmin, reduce_all, reduce_any, reduce_logsumexp  # noqa: F401
+from .ops.statistics import (count_nonzero, reduce_euclidean_norm,  # noqa: F401
+                             reduce_std, reduce_variance)

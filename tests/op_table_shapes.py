@@ -19,5 +19,13 @@ CASES = [
          R(2, 3, 2)),
     case("shapes.boolean_mask-axis1", lambda x: mt.boolean_mask(x, [True, False, True], axis=1),
          R(2, 3)),
-    case("shapes.gather-at-argmax", lambda x: mt.gather(x, mt.where(x > 0.0)[:, 0]), D(5)),
+    case("shapes.gather-at-argmax", lambda x: mt.gather(x, mt.where(x > 0.0)[:, 0]), D(5)),    # statistics
+    case("shapes.reduce_variance", lambda x: mt.math.reduce_variance(x, axis=1), R(3, 4)),
+    case("shapes.reduce_std", lambda x: mt.math.reduce_std(x, axis=0, keepdims=True), R(3, 4)),
+    case("shapes.reduce_logsumexp", lambda x: mt.reduce_logsumexp(x, axis=[0, 2]), R(2, 3, 4)),
+    case("shapes.reduce_logsumexp-all", lambda x: mt.reduce_logsumexp(5.0 * x), R(3, 2)),
+    case("shapes.reduce_euclidean_norm", lambda x: mt.math.reduce_euclidean_norm(x, axis=-1),
+         S(3, 4)),
+    case("shapes.reduce_euclidean_norm-keepdims",
+         lambda x: mt.math.reduce_euclidean_norm(x, axis=0, keepdims=True), S(3, 2)),
 ]

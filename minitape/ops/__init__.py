@@ -17,6 +17,8 @@ from .shapes import (broadcast_to, concat, expand_dims, getitem, identity,  # no
                      transpose, unstack)
 from .indexing import (boolean_mask, gather, gather_nd, one_hot,  # noqa: F401
                        scatter_nd)
+from .statistics import (argmax, argmin, reduce_all, reduce_any,  # noqa: F401
+                         reduce_logsumexp)
 from .indexing import where  # noqa: F401,F811  (where(condition) as well as where(c, x, y))
 
 

@@ -1,0 +1,354 @@
+"""Conformance cases for the shapes, indexing, scans, sorting and statistics
+ops of issue 16: each case runs once with `m = tensorflow` and once with
+`m = minitape`, and the harness compares what they return (or raise)."""
+import numpy as np
+
+X = np.arange(24.0).reshape(2, 3, 4) / 7.0 - 1.0
+V = np.array([0.3, -1.2, 2.0, 0.7, -0.4])
+
+
+def _grad(m, f, *xs):
+    xs = [m.constant(np.asarray(x, np.float64)) for x in xs]
+    with m.GradientTape() as tape:
+        tape.watch(xs)
+        y = f(*xs)
+    return tape.gradient(y, xs)
+
+
+def _grad2(m, f, x):
+    """First and second derivative of a scalar function (nested tapes)."""
+    x = m.constant(np.asarray(x, np.float64))
+    with m.GradientTape() as outer:
+        outer.watch(x)
+        with m.GradientTape() as inner:
+            inner.watch(x)
+            y = f(x)
+        g = inner.gradient(y, x)
+    return g, outer.gradient(g, x)
+
+
+def _jvp(m, f, x, v):
+    x = m.constant(np.asarray(x, np.float64))
+    with m.autodiff.ForwardAccumulator(x, m.constant(np.asarray(v, np.float64))) as acc:
+        y = f(x)
+    return acc.jvp(y)
+
+
+def _weights(m, n):
+    return m.constant(np.linspace(0.5, 2.0, n))
+
+
+# --- indexing -------------------------------------------------------------------------
+
+def case_gather_axis(m):
+    return m.gather(m.constant(X), [2, 0, 2], axis=1)
+
+
+def case_gather_batch_dims(m):
+    return m.gather(m.constant(X), [[1, 0], [2, 2]], axis=1, batch_dims=1)
+
+
+def case_gather_negative_batch_dims(m):
+    return m.gather(m.constant(X), [[1, 0], [2, 2]], axis=-1, batch_dims=-1)
+
+
+def case_gather_scalar_index(m):
+    return m.gather(m.constant(X), 1, axis=2)
+
+
+def case_gather_int64_indices(m):
+    return m.gather(m.constant([1.0, 2.0]), m.constant(np.array([1, 0, 1], np.int64)))
+
+
+def case_gather_out_of_range(m):
+    return m.gather(m.constant(X), [3], axis=1)
+
+
+def case_gather_negative_index(m):
+    return m.gather(m.constant(X), [-1], axis=1)
+
+
+def case_gather_float_indices(m):
+    return m.gather(m.constant(X), m.constant([1.0]), axis=1)
+
+
+def case_gather_grad_repeats(m):
+    return _grad(m, lambda v: m.reduce_sum(m.gather(v, [0, 0, 2, 4]) * _weights(m, 4)), V)
+
+
+def case_gather_jvp(m):
+    return _jvp(m, lambda v: m.gather(v, [[0, 0], [3, 1]]), V, np.arange(5.0))
+
+
+def case_gather_second_derivative(m):
+    return _grad2(m, lambda v: m.reduce_sum(m.gather(v * v * v, [1, 1, 3])), V)
+
+
+def case_gather_nd(m):
+    return m.gather_nd(m.constant(X), [[0, 1], [1, 2]])
+
+
+def case_gather_nd_full_index(m):
+    return m.gather_nd(m.constant(X), [[0, 1, 3], [1, 0, 0]])
+
+
+def case_gather_nd_batch_dims(m):
+    return m.gather_nd(m.constant(X), [[[1]], [[2]]], batch_dims=1)
+
+
+def case_gather_nd_empty_tuple(m):
+    return m.gather_nd(m.constant(X), m.constant(np.zeros((2, 0), np.int32)))
+
+
+def case_gather_nd_out_of_range(m):
+    return m.gather_nd(m.constant(X), [[2, 1]])
+
+
+def case_gather_nd_too_deep(m):
+    return m.gather_nd(m.constant(X), [[0, 1, 2, 3]])
+
+
+def case_gather_nd_grad(m):
+    x = X.reshape(6, 4)
+    return _grad(m, lambda v: m.reduce_sum(m.gather_nd(v, [[0, 1], [0, 1], [5, 3]])
+                                           * _weights(m, 3)), x)
+
+
+def case_scatter_nd(m):
+    return m.scatter_nd([[1], [3], [1]], m.constant([1.0, 2.0, 3.0]), [5])
+
+
+def case_scatter_nd_slices(m):
+    return m.scatter_nd([[0, 1]], m.constant([[7.0, 8.0]]), [2, 2, 2])
+
+
+def case_scatter_nd_int(m):
+    return m.scatter_nd([[1]], m.constant([2]), [3])
+
+
+def case_scatter_nd_out_of_range(m):
+    return m.scatter_nd([[5]], m.constant([1.0]), [5])
+
+
+def case_scatter_nd_bad_updates(m):
+    return m.scatter_nd([[1]], m.constant([1.0, 2.0]), [5])
+
+
+def case_scatter_nd_grad(m):
+    return _grad(m, lambda u: m.reduce_sum(m.scatter_nd([[1], [1], [4]], u, [5])
+                                           * _weights(m, 5)), [1.0, 2.0, 3.0])
+
+
+def case_scatter_nd_jvp(m):
+    return _jvp(m, lambda u: m.scatter_nd([[1], [1]], u, [3]), [1.0, 2.0], [3.0, -1.0])
+
+
+def case_boolean_mask(m):
+    return m.boolean_mask(m.constant(X), [[True, False, True], [False, False, True]])
+
+
+def case_boolean_mask_axis(m):
+    return m.boolean_mask(m.constant(X), [True, False, True], axis=1)
+
+
+def case_boolean_mask_ints(m):
+    return m.boolean_mask(m.constant([[1, 2], [3, 4], [5, 6]]), [True, False, True])
+
+
+def case_boolean_mask_scalar_mask(m):
+    return m.boolean_mask(m.constant(X), True)
+
+
+def case_boolean_mask_grad(m):
+    return _grad(m, lambda v: m.reduce_sum(m.boolean_mask(v, [True, False, True, True, False])
+                                           * _weights(m, 3)), V)
+
+
+def case_one_hot(m):
+    return m.one_hot([0, 2, -1, 5], 3)
+
+
+def case_one_hot_values_axis(m):
+    return m.one_hot([[0, 2]], 3, on_value=5, off_value=-1, axis=0)
+
+
+def case_one_hot_dtype(m):
+    return m.one_hot([1], 2, dtype=m.float64)
+
+
+def case_one_hot_float_on_value(m):
+    return m.one_hot([1], 2, on_value=2.0)
+
+
+def case_one_hot_mismatched_dtype(m):
+    return m.one_hot([1], 2, on_value=2.0, dtype=m.int32)
+
+
+def case_one_hot_float_indices(m):
+    return m.one_hot(m.constant([1.0]), 2)
+
+
+def case_one_hot_no_gradient(m):
+    return _grad(m, lambda u: m.reduce_sum(m.one_hot([1], 2, on_value=u[0], off_value=u[1])),
+                 [1.0, 2.0])
+
+
+def case_where_coordinates(m):
+    return m.where([[True, False], [True, True]])
+
+
+def case_where_coordinates_numbers(m):
+    return m.where(m.constant([[1.0, 0.0], [0.0, 2.0]]))
+
+
+def case_where_scalar(m):
+    return m.where(True)
+
+
+def case_where_x_only(m):
+    return m.where([True], x=[1.0])
+
+
+# --- statistics -----------------------------------------------------------------------
+
+def case_reduce_variance(m):
+    return m.math.reduce_variance(m.constant(X), axis=1)
+
+
+def case_reduce_variance_keepdims(m):
+    return m.math.reduce_variance(m.constant([1.0, 2.0]), axis=0, keepdims=True)
+
+
+def case_reduce_variance_int(m):
+    return m.math.reduce_variance(m.constant([1, 2]))
+
+
+def case_reduce_variance_empty(m):
+    return m.math.reduce_variance(m.zeros([0, 3]), axis=0)
+
+
+def case_reduce_variance_grad(m):
+    return _grad2(m, lambda v: m.math.reduce_variance(v), V)
+
+
+def case_reduce_std(m):
+    return m.math.reduce_std(m.constant(X), axis=[0, 2])
+
+
+def case_reduce_std_grad_constant(m):
+    return _grad(m, lambda v: m.math.reduce_std(v), [2.0, 2.0])
+
+
+def case_reduce_std_jvp_constant(m):
+    return _jvp(m, lambda v: m.math.reduce_std(v), [2.0, 2.0], [1.0, 0.0])
+
+
+def case_reduce_logsumexp(m):
+    return m.reduce_logsumexp(m.constant(X * 30.0), axis=0)
+
+
+def case_reduce_logsumexp_empty(m):
+    return m.reduce_logsumexp(m.zeros([0, 3]), axis=0)
+
+
+def case_reduce_logsumexp_infinities(m):
+    return (m.reduce_logsumexp(m.constant([-np.inf, -np.inf])),
+            m.reduce_logsumexp(m.constant([np.inf, 1.0])))
+
+
+def case_reduce_logsumexp_int(m):
+    return m.reduce_logsumexp(m.constant([1, 2]))
+
+
+def case_reduce_logsumexp_grad(m):
+    return _grad2(m, lambda v: m.reduce_logsumexp(v), V)
+
+
+def case_reduce_logsumexp_grad_infinities(m):
+    return (_grad(m, lambda v: m.reduce_logsumexp(v), [-np.inf, -np.inf]),
+            _grad(m, lambda v: m.reduce_logsumexp(v), [np.inf, 1.0]))
+
+
+def case_reduce_euclidean_norm(m):
+    return m.math.reduce_euclidean_norm(m.constant(X), axis=2, keepdims=True)
+
+
+def case_reduce_euclidean_norm_int(m):
+    return (m.math.reduce_euclidean_norm(m.constant([3, 4])),
+            m.math.reduce_euclidean_norm(m.constant([1, 1])),
+            m.math.reduce_euclidean_norm(m.constant([50000, 50000])))
+
+
+def case_reduce_euclidean_norm_empty(m):
+    return m.math.reduce_euclidean_norm(m.zeros([0, 3]), axis=0)
+
+
+def case_reduce_euclidean_norm_grad(m):
+    return _grad2(m, lambda v: m.math.reduce_euclidean_norm(v), V)
+
+
+def case_reduce_euclidean_norm_at_zero(m):
+    return (_grad(m, lambda v: m.math.reduce_euclidean_norm(v), [0.0, 0.0]),
+            _jvp(m, lambda v: m.math.reduce_euclidean_norm(v), [0.0, 0.0], [1.0, 0.0]))
+
+
+def case_reduce_euclidean_norm_jvp(m):
+    return _jvp(m, lambda v: m.math.reduce_euclidean_norm(v, axis=1),
+                [[1.0, 2.0], [3.0, 5.0]], [[1.0, 1.0], [1.0, 1.0]])
+
+
+def case_reduce_any_all(m):
+    b = m.constant([[True, False], [False, False]])
+    return (m.reduce_any(b, axis=1), m.reduce_all(b, axis=0, keepdims=True),
+            m.reduce_all(m.constant(np.zeros(0, bool))),
+            m.reduce_any(m.constant(np.zeros(0, bool))))
+
+
+def case_reduce_any_float(m):
+    return m.reduce_any(m.constant([1.0, 0.0]))
+
+
+def case_reduce_any_no_gradient(m):
+    return _grad(m, lambda v: m.cast(m.reduce_any(v > 0), m.float64), V)
+
+
+def case_count_nonzero(m):
+    x = m.constant(X * 7.0 - np.round(X * 7.0 / 3) * 3)
+    return (m.math.count_nonzero(x), m.math.count_nonzero(x, axis=0),
+            m.math.count_nonzero(x, axis=1, keepdims=True),
+            m.math.count_nonzero(x, dtype=m.int32),
+            m.math.count_nonzero(m.constant([True, False])))
+
+
+def case_argmax_argmin(m):
+    x = m.constant(X)
+    return (m.argmax(x), m.argmax(x, axis=2, output_type=m.int32), m.argmin(x, axis=-1),
+            m.math.argmax(m.constant([1.0, 3.0, 3.0])),
+            m.math.argmin(m.constant([1.0, 1.0, 3.0])),
+            m.argmax(m.constant([False, True])), m.argmax(m.zeros([2, 0]), axis=0))
+
+
+def case_argmax_nan(m):
+    nan = np.nan
+    return [(m.argmax(m.constant(v)), m.argmin(m.constant(v)))
+            for v in ([nan, 1.0], [1.0, nan], [nan, nan], [1.0, nan, 3.0], [3.0, nan, 1.0])]
+
+
+def case_argmax_scalar(m):
+    return m.argmax(m.constant(1.0))
+
+
+def case_argmax_empty_axis(m):
+    return m.argmax(m.zeros([0]))
+
+
+def case_argmax_axis_list(m):
+    return m.argmax(m.constant(X), axis=[1])
+
+
+def case_argmax_float_output(m):
+    return m.argmax(m.constant(X), output_type=m.float32)
+
+
+def case_argmax_no_gradient(m):
+    return _grad(m, lambda v: m.cast(m.argmax(v), m.float64), V)
