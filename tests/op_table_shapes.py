@@ -27,5 +27,17 @@ CASES = [
     case("shapes.reduce_euclidean_norm", lambda x: mt.math.reduce_euclidean_norm(x, axis=-1),
          S(3, 4)),
     case("shapes.reduce_euclidean_norm-keepdims",
-         lambda x: mt.math.reduce_euclidean_norm(x, axis=0, keepdims=True), S(3, 2)),
+         lambda x: mt.math.reduce_euclidean_norm(x, axis=0, keepdims=True), S(3, 2)),    # scans
+    case("shapes.cumsum", lambda x: mt.cumsum(x, axis=1), R(2, 4)),
+    case("shapes.cumsum-exclusive-reverse", lambda x: mt.cumsum(x, exclusive=True, reverse=True),
+         R(4, 2)),
+    case("shapes.cumprod", lambda x: mt.math.cumprod(x, axis=-1), S(2, 4)),
+    case("shapes.cumprod-exclusive", lambda x: mt.math.cumprod(x, exclusive=True), S(4)),
+    case("shapes.cumprod-reverse", lambda x: mt.math.cumprod(x, axis=0, reverse=True), S(3, 2)),
+    case("shapes.cumprod-exclusive-reverse",
+         lambda x: mt.math.cumprod(x, exclusive=True, reverse=True), S(4)),
+    case("shapes.cumprod-at-a-zero", lambda x: mt.math.cumprod(x), [0.7, 0.0, -1.3, 0.9]),
+    case("shapes.cumprod-at-two-zeros", lambda x: mt.math.cumprod(x, reverse=True),
+         [0.0, 1.1, 0.0, 0.8]),
+    case("shapes.segment_sum", lambda x: mt.math.segment_sum(x, [0, 0, 2, 2, 3]), R(5, 2)),
 ]

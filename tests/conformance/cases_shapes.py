@@ -352,3 +352,92 @@ def case_argmax_float_output(m):
 
 def case_argmax_no_gradient(m):
     return _grad(m, lambda v: m.cast(m.argmax(v), m.float64), V)
+
+
+# --- scans ----------------------------------------------------------------------------
+
+def case_cumsum(m):
+    x = m.constant(X)
+    return (m.cumsum(x), m.cumsum(x, axis=1, exclusive=True),
+            m.math.cumsum(x, axis=-1, reverse=True),
+            m.cumsum(x, axis=2, exclusive=True, reverse=True),
+            m.cumsum(m.constant([1, 2, 3])), m.cumsum(m.zeros([2, 0]), axis=1))
+
+
+def case_cumsum_scalar(m):
+    return m.cumsum(m.constant(1.0))
+
+
+def case_cumsum_bad_axis(m):
+    return m.cumsum(m.constant(X), axis=3)
+
+
+def case_cumsum_grad(m):
+    return (_grad(m, lambda v: m.reduce_sum(m.cumsum(v, exclusive=True) * _weights(m, 5)), V),
+            _grad(m, lambda v: m.reduce_sum(m.cumsum(v, reverse=True) * _weights(m, 5)), V))
+
+
+def case_cumsum_jvp(m):
+    return _jvp(m, lambda v: m.cumsum(v, exclusive=True, reverse=True), V, np.arange(5.0))
+
+
+def case_cumprod(m):
+    x = m.constant(X)
+    return (m.math.cumprod(x), m.math.cumprod(x, axis=1, exclusive=True),
+            m.math.cumprod(x, axis=-1, reverse=True),
+            m.math.cumprod(x, axis=2, exclusive=True, reverse=True),
+            m.math.cumprod(m.constant([1, 2, 3])), m.math.cumprod(m.zeros([2, 0]), axis=1))
+
+
+def case_cumprod_grad(m):
+    return [_grad2(m, lambda v: m.reduce_sum(m.math.cumprod(v, exclusive=e, reverse=r)
+                                             * _weights(m, 5)), V)
+            for e in (False, True) for r in (False, True)]
+
+
+def case_cumprod_jvp(m):
+    return _jvp(m, lambda v: m.math.cumprod(v, reverse=True), V, np.arange(5.0))
+
+
+def case_cumprod_grad_at_zero(m):
+    return _grad(m, lambda v: m.reduce_sum(m.math.cumprod(v)), [2.0, 0.0, 3.0])
+
+
+case_cumprod_grad_at_zero.xfail = ("TensorFlow's rule divides by x (div_no_nan) and gives "
+                                   "[1, 0, 0]; minitape gives the true derivative [1, 8, 0]")
+
+
+def case_cumprod_jvp_at_zero(m):
+    return _jvp(m, lambda v: m.math.cumprod(v), [2.0, 0.0, 3.0], [1.0, 1.0, 1.0])
+
+
+case_cumprod_jvp_at_zero.xfail = ("TensorFlow [1, 0, 0] (from its gradient rule); "
+                                  "minitape the true [1, 2, 0]")
+
+
+def case_segment_sum(m):
+    x = m.constant(X.reshape(4, 6))
+    return (m.math.segment_sum(x, [0, 0, 1, 3]),
+            m.math.segment_sum(m.constant([1.0, 2.0, 3.0]), m.constant(np.array([0, 2, 2]))),
+            m.math.segment_sum(m.zeros([0, 2]), m.constant(np.zeros(0, np.int32))))
+
+
+def case_segment_sum_unsorted(m):
+    return m.math.segment_sum(m.constant([1.0, 2.0, 3.0]), [1, 0, 2])
+
+
+def case_segment_sum_negative(m):
+    return m.math.segment_sum(m.constant([1.0, 2.0, 3.0]), [-1, 0, 2])
+
+
+def case_segment_sum_length(m):
+    return m.math.segment_sum(m.constant([1.0, 2.0, 3.0]), [0, 0])
+
+
+def case_segment_sum_grad(m):
+    return _grad(m, lambda v: m.reduce_sum(m.math.segment_sum(v, [0, 0, 2, 2, 3])
+                                           * _weights(m, 4)), V)
+
+
+def case_segment_sum_jvp(m):
+    return _jvp(m, lambda v: m.math.segment_sum(v, [0, 0, 2, 2, 3]), V, np.arange(5.0))
