@@ -9,3 +9,4 @@ from .ops.statistics import (count_nonzero, reduce_euclidean_norm,  # noqa: F401
                              reduce_std, reduce_variance)
 from .ops import cumsum  # noqa: F401
 from .ops.scans import cumprod, segment_sum  # noqa: F401
+from .ops.sorting import top_k  # noqa: F401

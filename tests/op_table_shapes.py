@@ -39,5 +39,10 @@ CASES = [
     case("shapes.cumprod-at-a-zero", lambda x: mt.math.cumprod(x), [0.7, 0.0, -1.3, 0.9]),
     case("shapes.cumprod-at-two-zeros", lambda x: mt.math.cumprod(x, reverse=True),
          [0.0, 1.1, 0.0, 0.8]),
-    case("shapes.segment_sum", lambda x: mt.math.segment_sum(x, [0, 0, 2, 2, 3]), R(5, 2)),
+    case("shapes.segment_sum", lambda x: mt.math.segment_sum(x, [0, 0, 2, 2, 3]), R(5, 2)),    # sorting: each sorted value moves with the entry it came from
+    case("shapes.sort", lambda x: mt.sort(x), D(6)),
+    case("shapes.sort-axis0-descending", lambda x: mt.sort(x, axis=0, direction="DESCENDING"),
+         D(3, 4)),
+    case("shapes.top_k", lambda x: mt.math.top_k(x, k=2).values, D(3, 4)),
+    case("shapes.top_k-all", lambda x: mt.nn.top_k(x, k=5)[0], D(5)),
 ]

@@ -20,6 +20,7 @@ from .indexing import (boolean_mask, gather, gather_nd, one_hot,  # noqa: F401
 from .statistics import (argmax, argmin, reduce_all, reduce_any,  # noqa: F401
                          reduce_logsumexp)
 from .scans import cumsum  # noqa: F401
+from .sorting import argsort, sort  # noqa: F401
 from .indexing import where  # noqa: F401,F811  (where(condition) as well as where(c, x, y))
 
 
