@@ -21,6 +21,8 @@ from .statistics import (argmax, argmin, reduce_all, reduce_any,  # noqa: F401
                          reduce_logsumexp)
 from .scans import cumsum  # noqa: F401
 from .sorting import argsort, sort  # noqa: F401
+from .arrangement import meshgrid, rank, repeat, reverse, roll, split, tile  # noqa: F401
+from .tensordot import tensordot  # noqa: F401
 from .indexing import where  # noqa: F401,F811  (where(condition) as well as where(c, x, y))
 
 

@@ -528,3 +528,174 @@ def case_top_k_jvp(m):
 
 def case_top_k_indices_no_gradient(m):
     return _grad(m, lambda v: m.cast(m.math.top_k(v, 2).indices, m.float64), V)
+
+
+# --- arrangement ----------------------------------------------------------------------
+
+A = np.arange(6.0).reshape(2, 3)
+
+
+def case_split(m):
+    x = m.constant(A)
+    return (m.split(x, 3, axis=1), m.split(x, [1, -1], axis=1), m.split(x, [1, 2], axis=1,
+                                                                          num=2),
+            m.split(x, [0, 3], axis=1), m.split(x, m.constant([1, 2]), axis=1),
+            m.split(x, [3], axis=-1))
+
+
+def case_split_uneven(m):
+    return m.split(m.constant(A), 2, axis=1)
+
+
+def case_split_bad_sizes(m):
+    return m.split(m.constant(A), [1, 1], axis=1)
+
+
+def case_split_two_unknown(m):
+    return m.split(m.constant(A), [-1, -1, 1], axis=1)
+
+
+def case_split_negative_size(m):
+    return m.split(m.constant(A), [-2, 5], axis=1)
+
+
+def case_split_scalar(m):
+    return m.split(m.constant(1.0), 1)
+
+
+def case_split_zero_parts(m):
+    return m.split(m.constant(A), 0, axis=1)
+
+
+def case_split_grad(m):
+    return _grad(m, lambda v: m.reduce_sum(m.split(v, [2, -1])[1] * _weights(m, 3)), V)
+
+
+def case_tile(m):
+    x = m.constant(A)
+    return m.tile(x, [2, 1]), m.tile(x, [0, 2]), m.tile(m.constant(1.0), [])
+
+
+def case_tile_bad_length(m):
+    return m.tile(m.constant(A), [2])
+
+
+def case_tile_negative(m):
+    return m.tile(m.constant(A), [-1, 1])
+
+
+def case_tile_grad(m):
+    return _grad2(m, lambda v: m.reduce_sum(m.tile(v * v * v, [3]) * _weights(m, 15)), V)
+
+
+def case_tile_jvp(m):
+    return _jvp(m, lambda v: m.tile(v, [2]), V, np.arange(5.0))
+
+
+def case_repeat(m):
+    x = m.constant(A)
+    return (m.repeat(x, 2), m.repeat(x, [1, 2], axis=0), m.repeat(x, 2, axis=1),
+            m.repeat(m.constant(3.0), 2), m.repeat(x, [2], axis=0))
+
+
+def case_repeat_bad_counts(m):
+    return m.repeat(m.constant(A), [1, 2, 3], axis=0)
+
+
+def case_repeat_grad(m):
+    return _grad(m, lambda v: m.reduce_sum(m.repeat(v, [0, 1, 2, 3, 1]) * _weights(m, 7)), V)
+
+
+def case_roll(m):
+    x = m.constant(A)
+    return (m.roll(x, 1, axis=1), m.roll(x, [1, -1], axis=[0, 1]),
+            m.roll(x, [1, 1], axis=[1, 1]), m.roll(x, 7, axis=1))
+
+
+def case_roll_mismatch(m):
+    return m.roll(m.constant(A), [1, 1], axis=[1])
+
+
+def case_roll_bad_axis(m):
+    return m.roll(m.constant(A), 1, axis=2)
+
+
+def case_roll_grad(m):
+    return _grad(m, lambda v: m.reduce_sum(m.roll(v, 2, axis=0) * _weights(m, 5)), V)
+
+
+def case_reverse(m):
+    x = m.constant(X)
+    return m.reverse(x, [1]), m.reverse(x, [0, -1]), m.reverse(x, [])
+
+
+def case_reverse_twice(m):
+    return m.reverse(m.constant(A), [1, -1])
+
+
+def case_reverse_int_axis(m):
+    return m.reverse(m.constant(A), 1)
+
+
+def case_reverse_bad_axis(m):
+    return m.reverse(m.constant(A), [2])
+
+
+def case_reverse_grad(m):
+    return _grad(m, lambda v: m.reduce_sum(m.reverse(v, [0]) * _weights(m, 5)), V)
+
+
+def case_meshgrid(m):
+    return (m.meshgrid([1, 2, 3], [4, 5]), m.meshgrid([1, 2, 3], [4, 5], indexing="ij"),
+            m.meshgrid([1.0, 2.0, 3.0], [4.0, 5.0], [6.0, 7.0, 8.0, 9.0]),
+            m.meshgrid([1, 2]), m.meshgrid(), m.meshgrid([[1, 2]], [1]))
+
+
+def case_meshgrid_mixed_dtypes(m):
+    return m.meshgrid([1, 2], [1.0])
+
+
+def case_meshgrid_bad_indexing(m):
+    return m.meshgrid([1, 2], [1], indexing="zz")
+
+
+def case_meshgrid_grad(m):
+    def f(x, y):
+        gx, gy = m.meshgrid(x, y)
+        return m.reduce_sum(gx * gx * gy)
+    return _grad(m, f, [1.0, 2.0, 3.0], [0.5, -1.0])
+
+
+def case_rank(m):
+    return m.rank(m.constant(X)), m.rank([[1, 2]]), m.rank(m.constant(1.0))
+
+
+def case_tensordot(m):
+    return (m.tensordot(m.constant(X), m.constant(X), [[0, 1], [0, 1]]),
+            m.tensordot(m.constant(A), m.constant(A.T), 1),
+            m.tensordot(m.constant([1.0, 2.0]), m.constant([3.0, 4.0, 5.0]), 0),
+            m.tensordot(m.constant(X), m.constant(A), [[-3, 1], [0, 1]]),
+            m.tensordot(m.constant(A), m.constant(A), 2),
+            m.tensordot(m.constant([[1, 2]]), m.constant([[3], [4]]), [1, 0]),
+            m.linalg.tensordot(m.constant(A), m.constant(A), [[0], [0]]))
+
+
+def case_tensordot_mismatched_sizes(m):
+    return m.tensordot(m.constant(A), m.constant(A), 1)
+
+
+def case_tensordot_too_many_axes(m):
+    return m.tensordot(m.constant(A), m.constant(A), 3)
+
+
+def case_tensordot_negative_axes(m):
+    return m.tensordot(m.constant(A), m.constant(A), -1)
+
+
+def case_tensordot_grad(m):
+    a = X[0]
+    return _grad(m, lambda x, y: m.reduce_sum(m.tensordot(x, y, [[1], [1]]) ** 2), a, a * 2)
+
+
+def case_tensordot_second_derivative(m):
+    return _grad2(m, lambda v: m.tensordot(v * v, v, 1), V)
