@@ -60,5 +60,8 @@ CASES = [
     case("shapes.tensordot-int", lambda a, b: mt.tensordot(a, b, 1), R(2, 3), R(3, 4)),
     case("shapes.tensordot-pairs", lambda a, b: mt.tensordot(a, b, [[1, 2], [1, 0]]),
          R(2, 3, 2), R(2, 3, 4)),
-    case("shapes.tensordot-outer", lambda a, b: mt.tensordot(a, b, 0), R(2), R(3)),
+    case("shapes.tensordot-outer", lambda a, b: mt.tensordot(a, b, 0), R(2), R(3)),    # pad's mirror modes
+    case("shapes.pad-reflect", lambda x: mt.pad(x, [[1, 2], [2, 0]], mode="REFLECT"), R(3, 3)),
+    case("shapes.pad-symmetric", lambda x: mt.pad(x, [[1, 3], [0, 1]], mode="symmetric"),
+         R(3, 2)),
 ]

@@ -93,16 +93,20 @@ def repeat(input, repeats, axis=None, name=None):
     an axis, the flattened input. `repeats` is one count or one per entry."""
     x = tensor_input("repeat", input)
     if axis is None:
-        x, a = reshape(x, (-1,)), 0
+        a, n = 0, x.size
     else:
         if x.ndim == 0:
             raise ValueError("repeat: a scalar has no axis; leave axis=None")
         a = arguments.one_axis("repeat", axis, x.ndim)
-    counts = arguments.integers("repeat", "repeats", repeats)
-    if len(counts) not in (1, x.shape[a]) or any(c < 0 for c in counts):
-        raise ValueError(f"repeat: repeats must be one count >= 0 or {x.shape[a]} of them "
-                         f"for axis {a} of shape {x.shape}, got {list(counts)}")
-    return _along(x, a, np.repeat(np.arange(x.shape[a]), counts))
+        n = x.shape[a]
+    counts = [arguments.size("repeat", "repeats", c)
+              for c in arguments.integers("repeat", "repeats", repeats)]
+    if len(counts) not in (1, n):
+        raise ValueError(f"repeat: repeats must be one count >= 0 or {n} of them for "
+                         f"axis {axis} of shape {x.shape}, got {list(counts)}")
+    if axis is None:
+        x = reshape(x, (-1,))
+    return _along(x, a, np.repeat(np.arange(n), counts))
 
 
 def roll(input, shift, axis, name=None):
@@ -149,10 +153,11 @@ def meshgrid(*args, **kwargs):
         raise TypeError(f"meshgrid: unexpected keyword arguments {sorted(kwargs)}")
     if indexing not in ("xy", "ij"):
         raise ValueError(f"meshgrid: indexing must be 'xy' or 'ij', got {indexing!r}")
-    xs = [reshape(tensor_input("meshgrid", v), (-1,)) for v in args]
+    xs = [tensor_input("meshgrid", v) for v in args]
     if len({x.dtype for x in xs}) > 1:
         raise TypeError(f"meshgrid: all inputs must have one dtype, got "
                         f"{[str(x.dtype) for x in xs]}")
+    xs = [reshape(x, (-1,)) for x in xs]
     shape = [x.shape[0] for x in xs]
     where = list(range(len(xs)))
     if indexing == "xy" and len(xs) > 1:

@@ -139,6 +139,11 @@ def gather_nd(params, indices, batch_dims=0, name=None):
         raise ValueError(f"gather_nd: with batch_dims={b}, params {x.shape} and indices "
                          f"{i.shape} must share their first {b} dims (and indices "
                          f"needs one more)")
+    k = i.shape[-1] if i.ndim else None
+    if k is None or k > x.ndim - b:
+        raise ValueError(f"gather_nd: indices of shape {i.shape} need a last axis of length "
+                         f"<= {x.ndim - b}, the rank of params of shape {x.shape[b:]}")
+    _check_bounds("gather_nd", i._value, x.shape[b:b + k])  # before any op is recorded
     return _gather_nd(x, _with_batch_coordinates(i, b, i.ndim - 1), 0, name)
 
 
@@ -184,9 +189,12 @@ def gather(params, indices, validate_indices=None, axis=None, batch_dims=0, name
     if x.shape[:b] != i.shape[:b]:
         raise ValueError(f"gather: with batch_dims={b}, params {x.shape} and indices "
                          f"{i.shape} must share their first {b} dims")
+    _check_bounds("gather", i._value[..., None], x.shape[a:a + 1])  # before any op runs
     perm = list(range(b)) + [a] + [d for d in range(b, x.ndim) if d != a]
     moved = transpose(x, perm) if perm != sorted(perm) else x
-    coords = _with_batch_coordinates(reshape(i, i.shape + (1,)), b, i.ndim)
+    # i[..., None], not a reshape: a trace replays a reshape to the traced
+    # shape, and the number of indices may change between calls (where(x > 0))
+    coords = _with_batch_coordinates(i[..., None], b, i.ndim)
     g = _gather_nd(moved, coords, 0, op_name="gather")  # B + I + params between + after
     n_i, n_mid = i.ndim - b, a - b
     back = (list(range(b)) + [b + n_i + m for m in range(n_mid)]
@@ -207,9 +215,9 @@ def boolean_mask(tensor, mask, axis=None, name=None):
     if not 0 <= a <= x.ndim - m.ndim or x.shape[a:a + m.ndim] != m.shape:
         raise ValueError(f"boolean_mask: mask of shape {m.shape} does not match the dims "
                          f"of tensor of shape {x.shape} from axis {axis or 0}")
-    flat = reshape(x, x.shape[:a] + (-1,) + x.shape[a + m.ndim:])
+    flat = reshape(x, x.shape[:a] + (m.size,) + x.shape[a + m.ndim:])
     picked = where(reshape(m, (-1,)))  # (n, 1) positions in the flattened mask axes
-    return gather(flat, reshape(picked, (-1,)), axis=a, name=name)
+    return gather(flat, picked[:, 0], axis=a, name=name)
 
 
 def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None,
@@ -267,5 +275,20 @@ def where(condition, x=None, y=None, name=None):
     return emit("Where", np.argwhere(c._value).astype(np.int64), (c,), None, name)
 
 
+def same_shape_as_traced(op_name, out, output_shapes):
+    """A replayed op whose output's shape depends on values (where, segment_sum)
+    must give the shape it gave when traced: the ops after it in the trace were
+    recorded for that shape (a reshape or broadcast replays to it), so another
+    one would be wrong or fail far away. Say so here."""
+    traced = output_shapes[0] if output_shapes else None
+    if traced is not None and all(isinstance(n, int) for n in traced) \
+            and tuple(out.shape) != tuple(traced):
+        raise ValueError(f"{op_name}: in this traced function the result had shape "
+                         f"{tuple(traced)}, now {out.shape}: a traced function keeps the "
+                         "shapes its values gave when traced; call it without mt.function "
+                         "or keep the number of selected entries fixed")
+    return out
+
+
 NotDifferentiable("Where")
-replay("Where", lambda xs, a, o: where(xs[0]), 1)
+replay("Where", lambda xs, a, o: same_shape_as_traced("where", where(xs[0]), o), 1)

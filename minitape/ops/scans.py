@@ -19,7 +19,7 @@ from ..registry import RegisterGradient, RegisterJVP, batch_ndim
 from .broadcasting import reduce_sum, reshape
 from .core import constant_like, emit, replay, tangent_batch, tensor_input
 from .elementwise import where
-from .indexing import _scatter_nd, gather
+from .indexing import _scatter_nd, gather, same_shape_as_traced
 from .shapes import transpose
 
 
@@ -162,4 +162,5 @@ def _segment_sum_jvp(op, t, t_ids):
                        len(tangent_batch(op, (t, None))))
 
 
-replay("SegmentSum", lambda xs, a, o: segment_sum(xs[0], xs[1]), 2)
+replay("SegmentSum", lambda xs, a, o: same_shape_as_traced("segment_sum",
+                                                           segment_sum(xs[0], xs[1]), o), 2)

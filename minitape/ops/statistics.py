@@ -34,6 +34,7 @@ def reduce_std(input_tensor, axis=None, keepdims=False, name=None):
     """The square root of reduce_variance: its gradient is NaN where all
     entries are equal (sqrt has an infinite slope at 0), as in TensorFlow."""
     x = float_input("reduce_std", input_tensor)
+    normalize_axes("reduce_std", axis, x.ndim)
     return sqrt(reduce_variance(x, axis=axis, keepdims=keepdims), name=name)
 
 

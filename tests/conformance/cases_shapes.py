@@ -699,3 +699,52 @@ def case_tensordot_grad(m):
 
 def case_tensordot_second_derivative(m):
     return _grad2(m, lambda v: m.tensordot(v * v, v, 1), V)
+
+
+# --- pad's mirror modes ---------------------------------------------------------------
+
+P9 = np.arange(9.0).reshape(3, 3)
+
+
+def case_pad_reflect(m):
+    x = m.constant(P9)
+    return (m.pad(x, [[1, 2], [2, 0]], mode="REFLECT"), m.pad(x, [[1, 0], [0, 0]], mode="reflect"),
+            m.pad(x, [[1, 0], [0, 0]], mode="REFLECT", constant_values=3),
+            m.pad(m.constant([1, 2, 3]), [[2, 2]], mode="REFLECT"),
+            m.pad(m.constant([5.0]), [[0, 0]], mode="REFLECT"))
+
+
+def case_pad_symmetric(m):
+    x = m.constant(P9)
+    return (m.pad(x, [[1, 3], [0, 1]], mode="SYMMETRIC"),
+            m.pad(m.constant([5.0]), [[1, 1]], mode="SYMMETRIC"))
+
+
+def case_pad_reflect_too_wide(m):
+    return m.pad(m.constant(P9), [[3, 0], [0, 0]], mode="REFLECT")
+
+
+def case_pad_symmetric_too_wide(m):
+    return m.pad(m.constant(P9), [[4, 0], [0, 0]], mode="SYMMETRIC")
+
+
+def case_pad_reflect_empty_axis(m):
+    return m.pad(m.zeros([0, 2]), [[0, 0], [1, 1]], mode="REFLECT")
+
+
+def case_pad_bad_mode(m):
+    return m.pad(m.constant(P9), [[1, 0], [0, 0]], mode="WRAP")
+
+
+def case_pad_reflect_grad(m):
+    return _grad(m, lambda v: m.reduce_sum(m.pad(v, [[2, 0]], mode="REFLECT")
+                                           * _weights(m, 5)), [1.0, 2.0, 3.0])
+
+
+def case_pad_symmetric_grad(m):
+    return _grad2(m, lambda v: m.reduce_sum(m.pad(v * v * v, [[2, 3]], mode="SYMMETRIC")
+                                            * _weights(m, 10)), V)
+
+
+def case_pad_reflect_jvp(m):
+    return _jvp(m, lambda v: m.pad(v, [[1, 1]], mode="REFLECT"), V, np.arange(5.0))
