@@ -403,16 +403,16 @@ def case_cumprod_grad_at_zero(m):
     return _grad(m, lambda v: m.reduce_sum(m.math.cumprod(v)), [2.0, 0.0, 3.0])
 
 
-case_cumprod_grad_at_zero.xfail = ("TensorFlow's rule divides by x (div_no_nan) and gives "
-                                   "[1, 0, 0]; minitape gives the true derivative [1, 8, 0]")
+# TensorFlow's rule divides by x (div_no_nan) and gives [1, 0, 0]; minitape
+# gives the true derivative [1, 8, 0] (and the JVP [1, 2, 6] along ones)
+case_cumprod_grad_at_zero.differs = "the gradient of `cumprod` where an entry is 0"
 
 
 def case_cumprod_jvp_at_zero(m):
     return _jvp(m, lambda v: m.math.cumprod(v), [2.0, 0.0, 3.0], [1.0, 1.0, 1.0])
 
 
-case_cumprod_jvp_at_zero.xfail = ("TensorFlow [1, 0, 0] (from its gradient rule); "
-                                  "minitape the true [1, 2, 6]")
+case_cumprod_jvp_at_zero.differs = "the gradient of `cumprod` where an entry is 0"
 
 
 def case_segment_sum(m):
@@ -464,6 +464,29 @@ def case_argsort_ties(m):
 
 def case_sort_nan_ascending(m):
     return m.sort(m.constant([1.0, np.nan, 0.0])), m.argsort(m.constant([1.0, np.nan, 0.0]))
+
+
+def case_sort_nan_descending(m):
+    return m.sort(m.constant([1.0, np.nan, 0.0]), direction="DESCENDING")
+
+
+case_sort_nan_descending.differs = "the order of NaNs in `sort`, `argsort`, `top_k`"
+
+
+def case_traced_boolean_mask_of_another_count(m):
+    f = m.function(lambda x: m.reduce_sum(m.boolean_mask(x, x > 0)))
+    f(m.constant([1.0, -2.0, 3.0]))
+    return f(m.constant([1.0, -2.0, -3.0]))  # TensorFlow: 1.0; minitape: ValueError
+
+
+case_traced_boolean_mask_of_another_count.differs = (
+    "ops whose result's shape depends on values (`where(condition)`, `boolean_mask`, "
+    "`segment_sum`) inside `mt.function`")
+
+
+def case_traced_boolean_mask_of_the_same_count(m):
+    f = m.function(lambda x: m.reduce_sum(m.boolean_mask(x, x > 0)))
+    return f(m.constant([1.0, -2.0, 3.0])), f(m.constant([5.0, 2.0, -3.0]))
 
 
 def case_sort_bad_direction(m):
