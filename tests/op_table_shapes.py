@@ -63,5 +63,8 @@ CASES = [
     case("shapes.tensordot-outer", lambda a, b: mt.tensordot(a, b, 0), R(2), R(3)),    # pad's mirror modes
     case("shapes.pad-reflect", lambda x: mt.pad(x, [[1, 2], [2, 0]], mode="REFLECT"), R(3, 3)),
     case("shapes.pad-symmetric", lambda x: mt.pad(x, [[1, 3], [0, 1]], mode="symmetric"),
-         R(3, 2)),
+         R(3, 2)),    # linspace with tensor endpoints
+    case("shapes.linspace-vectors", lambda s, e: mt.linspace(s, e, 4), R(3), R(3)),
+    case("shapes.linspace-broadcast-axis", lambda s, e: mt.linspace(s, e, 3, axis=-1), R(2, 1),
+         R(3)),
 ]

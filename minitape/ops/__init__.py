@@ -23,6 +23,7 @@ from .scans import cumsum  # noqa: F401
 from .sorting import argsort, sort  # noqa: F401
 from .arrangement import meshgrid, rank, repeat, reverse, roll, split, tile  # noqa: F401
 from .tensordot import tensordot  # noqa: F401
+from .linspace_nd import linspace  # noqa: F401,F811  (tensor endpoints as well as numbers)
 from .indexing import where  # noqa: F401,F811  (where(condition) as well as where(c, x, y))
 
 

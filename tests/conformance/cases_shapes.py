@@ -771,3 +771,27 @@ def case_pad_symmetric_grad(m):
 
 def case_pad_reflect_jvp(m):
     return _jvp(m, lambda v: m.pad(v, [[1, 1]], mode="REFLECT"), V, np.arange(5.0))
+
+
+# --- linspace with tensor endpoints ---------------------------------------------------
+
+def case_linspace_vector_endpoints(m):
+    return (m.linspace([0.0, 1.0], [1.0, 3.0], 3), m.linspace([0.0, 1.0], [1.0, 3.0], 3, axis=-1),
+            m.linspace(0.0, [1.0, 3.0], 4), m.linspace([[0.0], [1.0]], [1.0, 3.0], 2),
+            m.linspace([0.0, 1.0], [1.0, 3.0], 1), m.linspace([0.0, 1.0], [1.0, 3.0], 0),
+            m.linspace([0, 1], [1, 3], 3), m.linspace(m.constant([0.0, 1.0], m.float64),
+                                                      m.constant(2.0, m.float64), 5, axis=1))
+
+
+def case_linspace_bad_axis(m):
+    return m.linspace([0.0, 1.0], [1.0, 3.0], 3, axis=2)
+
+
+def case_linspace_vector_grad(m):
+    w = m.constant(np.arange(12.0).reshape(4, 3))
+    return _grad(m, lambda s, e: m.reduce_sum(m.linspace(s, e, 4) * w), [0.0, 1.0, -1.0],
+                 [1.0, 3.0, 2.0])
+
+
+def case_linspace_vector_jvp(m):
+    return _jvp(m, lambda s: m.linspace(s, 2.0 * s + 1.0, 3, axis=1), [0.0, 1.0], [1.0, -1.0])
