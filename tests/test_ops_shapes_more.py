@@ -4,7 +4,7 @@ bad arguments (an error naming the op and the value, nothing left on the
 tape), the places where TensorFlow's derivative is a choice (ties, zeros,
 NaN), traced functions whose indices change between calls, and Hypothesis
 over shapes and axes, empty dims included. The op table rows
-(op_table_shapes.py) check the calculus; tests/conformance/cases_shapes.py
+(op_table_shapes.py) check the calculus; tests/conformance/cases_shapes_more.py
 runs the same programs under TensorFlow."""
 import re
 
