@@ -35,6 +35,8 @@ def _scan_value(numpy_fn, value, axis, exclusive, reverse, identity):
 
 def _scan(op_type, op_name, numpy_fn, identity, x, axis, exclusive, reverse, name):
     x = tensor_input(op_name, x)
+    if x.dtype.kind == "b":
+        raise TypeError(f"{op_name}: expected numbers, got dtype bool (cast it first)")
     if x.ndim == 0:
         raise ValueError(f"{op_name}: needs a tensor of rank >= 1, got a scalar")
     a = arguments.one_axis(op_name, axis, x.ndim)
@@ -133,6 +135,8 @@ def segment_sum(data, segment_ids, name=None):
     gradient of its segment."""
     x = tensor_input("segment_sum", data)
     ids = tensor_input("segment_sum", segment_ids)
+    if x.dtype.kind == "b":
+        raise TypeError("segment_sum: expected numbers, got dtype bool (cast it first)")
     if ids.dtype.kind not in "iu":
         raise TypeError(f"segment_sum: segment_ids must be integers, got dtype {ids.dtype}")
     if ids.ndim != 1 or x.ndim == 0 or ids.shape[0] != x.shape[0]:

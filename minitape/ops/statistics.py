@@ -63,8 +63,11 @@ def _euclidean(value, axis, keepdims):
 
 
 def reduce_euclidean_norm(input_tensor, axis=None, keepdims=False, name=None):
-    return reduction("EuclideanNorm", "reduce_euclidean_norm", _euclidean, input_tensor,
-                     axis, keepdims, name)
+    x = tensor_input("reduce_euclidean_norm", input_tensor)
+    if x.dtype.kind == "b":
+        raise TypeError("reduce_euclidean_norm: expected numbers, got dtype bool")
+    return reduction("EuclideanNorm", "reduce_euclidean_norm", _euclidean, x, axis,
+                     keepdims, name)
 
 
 @RegisterGradient("EuclideanNorm", batch_safe=True)
@@ -80,6 +83,9 @@ def _euclidean_norm_grad(op, grad):
 @RegisterJVP("EuclideanNorm", batch_safe=True)
 def _euclidean_norm_jvp(op, t):
     """<x, t> / ||x||: NaN at the zero vector, as the gradient."""
+    if op.inputs[0].dtype.kind == "c":
+        raise NotImplementedError("reduce_euclidean_norm: no forward-mode rule for complex "
+                                  "inputs (<x, t> would need conj(x)); use reverse mode")
     return reduce_sum(op.inputs[0] * t, reduced_axes(op, t),
                       keepdims=op.attrs["keepdims"]) / op.outputs[0]
 
@@ -125,6 +131,8 @@ def count_nonzero(input, axis=None, keepdims=None, dtype=np.int64, name=None):
 def _arg_extreme(op_type, op_name, numpy_fn, nan_fill):
     def op(input, axis=None, output_type=np.int64, name=None):
         x = tensor_input(op_name, input)
+        if x.dtype.kind == "c":
+            raise TypeError(f"{op_name}: complex numbers have no order (dtype {x.dtype})")
         if x.ndim == 0:
             raise ValueError(f"{op_name}: needs a tensor of rank >= 1, got a scalar")
         a = arguments.one_axis(op_name, 0 if axis is None else axis, x.ndim)

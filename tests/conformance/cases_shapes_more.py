@@ -795,3 +795,30 @@ def case_linspace_vector_grad(m):
 
 def case_linspace_vector_jvp(m):
     return _jvp(m, lambda s: m.linspace(s, 2.0 * s + 1.0, 3, axis=1), [0.0, 1.0], [1.0, -1.0])
+
+
+# --- dtypes TensorFlow refuses ----------------------------------------------------------
+
+def case_cumsum_bool(m):
+    return m.cumsum(m.constant([True, False]))
+
+
+def case_argmax_complex(m):
+    return m.argmax(m.constant(np.array([1 + 1j, 2])))
+
+
+def case_segment_sum_bool(m):
+    return m.math.segment_sum(m.constant([True]), [0])
+
+
+def case_reduce_euclidean_norm_bool(m):
+    return m.math.reduce_euclidean_norm(m.constant([True]))
+
+
+def case_bools_rearranged(m):
+    b = m.constant([True, False])
+    return m.tile(b, [2]), m.gather(b, [1]), m.reverse(b, [0]), m.roll(b, 1, 0)
+
+
+def case_complex_cumsum(m):
+    return m.cumsum(m.constant(np.array([1 + 1j, 2])))
