@@ -435,6 +435,25 @@ def test_gradients_of_reductions_and_scans_on_any_shape(shape, data):
         check_gradients(fn, [x], order=2, seed=seed)
 
 
+@SETTINGS
+@given(shape=hnp.array_shapes(min_dims=1, max_dims=3, min_side=0, max_side=3), data=st.data())
+def test_gather_nd_and_scatter_nd_are_adjoint(shape, data):
+    """<gather_nd(x, i), u> == <x, scatter_nd(i, u, shape)> for any indices,
+    repeated ones included: each is the other's gradient."""
+    k = data.draw(st.integers(1, len(shape)))
+    if 0 in shape[:k]:
+        return  # nothing to index
+    lead = data.draw(hnp.array_shapes(min_dims=0, max_dims=2, min_side=0, max_side=3))
+    idx = np.stack([data.draw(hnp.arrays(np.int64, lead, elements=st.integers(0, n - 1)))
+                    for n in shape[:k]], axis=-1)
+    seed = data.draw(st.integers(0, 2**16))
+    x = np.random.default_rng(seed).normal(size=shape)
+    u = np.random.default_rng(seed + 1).normal(size=lead + shape[k:])
+    gathered = mt.gather_nd(mt.constant(x), idx).numpy()
+    scattered = mt.scatter_nd(idx, mt.constant(u), shape).numpy()
+    np.testing.assert_allclose((gathered * u).sum(), (x * scattered).sum(), atol=1e-10)
+
+
 def test_op_table_ids_are_unique():
     from op_table_shapes import CASES
     ids = [c.id for c in CASES]

@@ -52,6 +52,21 @@ def case_gather_negative_batch_dims(m):
     return m.gather(m.constant(X), [[1, 0], [2, 2]], axis=-1, batch_dims=-1)
 
 
+def case_gather_batch_dims_axes_between(m):
+    x = m.constant(np.arange(120.0).reshape(2, 3, 4, 5))
+    return (m.gather(x, [[3, 0], [1, 1]], axis=2, batch_dims=1),
+            m.gather(x, [[[4], [0], [2]], [[1], [1], [3]]], axis=-1, batch_dims=2),
+            m.gather_nd(x, [[[1, 2], [0, 0]], [[2, 3], [1, 1]]], batch_dims=1),
+            m.gather_nd(x, np.zeros((2, 3, 1, 2), np.int32), batch_dims=2))
+
+
+def case_gather_batch_dims_grad(m):
+    x = np.arange(24.0).reshape(2, 3, 4) / 10.0
+    w = m.constant(np.arange(1.0, 13.0).reshape(2, 3, 2))
+    return _grad(m, lambda v: m.reduce_sum(m.gather(v * v, [[3, 0], [1, 1]], axis=2,
+                                                    batch_dims=1) * w), x)
+
+
 def case_gather_scalar_index(m):
     return m.gather(m.constant(X), 1, axis=2)
 
