@@ -252,6 +252,10 @@ BAD = [  # (call, error, fragments of its message)
     (lambda s: mt.math.reduce_variance(mt.constant([1, 2])), TypeError,
      ["reduce_variance", "int32"]),
     (lambda s: mt.math.reduce_std(s.x, axis=2), ValueError, ["reduce_std", "axis 2"]),
+    (lambda s: mt.math.reduce_variance(mt.constant(np.array([1 + 2j, 3 - 1j]))), TypeError,
+     ["reduce_variance", "complex"]),  # TensorFlow: 3.25, the mean of |x - mean|^2
+    (lambda s: mt.reduce_logsumexp(mt.constant(np.array([1j]))), TypeError,
+     ["reduce_logsumexp", "complex"]),
     (lambda s: mt.reduce_logsumexp(s.x, axis=[0, 0]), ValueError, ["reduce_logsumexp"]),
     (lambda s: mt.reduce_any(s.x), TypeError, ["reduce_any", "float32"]),
     (lambda s: mt.argmax(s.s), ValueError, ["argmax", "scalar"]),

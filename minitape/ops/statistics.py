@@ -21,10 +21,20 @@ from .elementwise import abs, cast, exp, less, log, not_equal, sqrt, square, whe
 from .reductions import reduce_max, reduce_mean
 
 
+def _real_input(op_name, x):
+    """A real floating-point tensor. (TensorFlow's variance of complex numbers
+    is the mean of |x - mean|^2, a real number; these ops do not take complex
+    inputs rather than return the complex mean of (x - mean)^2.)"""
+    x = float_input(op_name, x)
+    if x.dtype.kind == "c":
+        raise TypeError(f"{op_name}: complex inputs are not supported (dtype {x.dtype})")
+    return x
+
+
 def reduce_variance(input_tensor, axis=None, keepdims=False, name=None):
     """The mean of the squared deviations from the mean (divides by n, as
     TensorFlow and NumPy's default; NaN over an empty axis)."""
-    x = float_input("reduce_variance", input_tensor)
+    x = _real_input("reduce_variance", input_tensor)
     normalize_axes("reduce_variance", axis, x.ndim)  # a bad axis fails before any op runs
     deviations = x - reduce_mean(x, axis=axis, keepdims=True)
     return reduce_mean(square(deviations), axis=axis, keepdims=keepdims, name=name)
@@ -33,7 +43,7 @@ def reduce_variance(input_tensor, axis=None, keepdims=False, name=None):
 def reduce_std(input_tensor, axis=None, keepdims=False, name=None):
     """The square root of reduce_variance: its gradient is NaN where all
     entries are equal (sqrt has an infinite slope at 0), as in TensorFlow."""
-    x = float_input("reduce_std", input_tensor)
+    x = _real_input("reduce_std", input_tensor)
     normalize_axes("reduce_std", axis, x.ndim)
     return sqrt(reduce_variance(x, axis=axis, keepdims=keepdims), name=name)
 
@@ -42,7 +52,7 @@ def reduce_logsumexp(input_tensor, axis=None, keepdims=False, name=None):
     """log(sum(exp(x))) computed as m + log(sum(exp(x - m))) with m the max
     (0 where the max is not finite), held constant: the gradient is then
     softmax(x) along the axes, as for the exact formula."""
-    x = float_input("reduce_logsumexp", input_tensor)
+    x = _real_input("reduce_logsumexp", input_tensor)
     normalize_axes("reduce_logsumexp", axis, x.ndim)
     raw = reduce_max(x, axis=axis, keepdims=True)
     finite = less(abs(raw), np.array(np.inf, x.dtype))  # False for inf and NaN

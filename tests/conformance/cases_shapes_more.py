@@ -837,3 +837,12 @@ def case_bools_rearranged(m):
 
 def case_complex_cumsum(m):
     return m.cumsum(m.constant(np.array([1 + 1j, 2])))
+
+
+def case_reduce_variance_complex(m):
+    return m.math.reduce_variance(m.constant(np.array([1 + 2j, 3 - 1j])))
+
+
+case_reduce_variance_complex.xfail = ("issue 16: reduce_variance/reduce_std of complex "
+                                      "numbers (TensorFlow: 3.25, real); minitape raises "
+                                      "TypeError")
