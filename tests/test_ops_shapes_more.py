@@ -458,6 +458,30 @@ def test_gather_nd_and_scatter_nd_are_adjoint(shape, data):
     np.testing.assert_allclose((gathered * u).sum(), (x * scattered).sum(), atol=1e-10)
 
 
+@SETTINGS
+@given(shape=hnp.array_shapes(min_dims=1, max_dims=4, min_side=0, max_side=3), data=st.data())
+def test_tensordot_split_and_meshgrid_match_numpy_on_any_shape(shape, data):
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**16)))
+    a = rng.normal(size=shape)
+    n = data.draw(st.integers(0, len(shape)))
+    a_axes = data.draw(st.permutations(range(len(shape))))[:n]
+    b_shape = tuple(shape[i] for i in a_axes) + (2,)
+    b = rng.normal(size=b_shape)
+    pairs = [list(a_axes), list(range(n))]
+    got = mt.tensordot(mt.constant(a), mt.constant(b), pairs).numpy()
+    np.testing.assert_allclose(got, np.tensordot(a, b, pairs), atol=1e-12)
+    axis = data.draw(st.integers(0, len(shape) - 1))
+    cut = data.draw(st.integers(0, shape[axis]))
+    parts = mt.split(mt.constant(a), [cut, -1], axis=axis)
+    for got, want in zip(parts, np.split(a, [cut], axis=axis)):
+        np.testing.assert_array_equal(got.numpy(), want)
+    vectors = [rng.normal(size=k) for k in shape]
+    for indexing in ("xy", "ij"):
+        for got, want in zip(mt.meshgrid(*vectors, indexing=indexing),
+                             np.meshgrid(*vectors, indexing=indexing)):
+            np.testing.assert_array_equal(got.numpy(), want)
+
+
 def test_op_table_ids_are_unique():
     from op_table_shapes import CASES
     ids = [c.id for c in CASES]
