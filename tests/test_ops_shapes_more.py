@@ -482,6 +482,35 @@ def test_tensordot_split_and_meshgrid_match_numpy_on_any_shape(shape, data):
             np.testing.assert_array_equal(got.numpy(), want)
 
 
+EMPTY_OK = {
+    "cumsum": lambda v: mt.cumsum(v, 1), "cumprod": lambda v: mt.math.cumprod(v, 1),
+    "sort": lambda v: mt.sort(v, 1), "top_k-0": lambda v: mt.math.top_k(v, 0).values,
+    "gather-none": lambda v: mt.gather(v, np.zeros((0,), np.int32), axis=0),
+    "tile-0": lambda v: mt.tile(v, [2, 0]), "reduce_logsumexp": lambda v: mt.reduce_logsumexp(v, 1),
+    "reduce_euclidean_norm": lambda v: mt.math.reduce_euclidean_norm(v, 1),
+    "boolean_mask-none": lambda v: mt.boolean_mask(v, np.zeros(v.shape, bool)),
+    "segment_sum": lambda v: mt.math.segment_sum(v, np.zeros(v.shape[0], np.int32)),
+    "reverse": lambda v: mt.reverse(v, [1]), "roll": lambda v: mt.roll(v, 1, 1),
+    "repeat": lambda v: mt.repeat(v, 2, axis=1),
+    "pad-symmetric": lambda v: mt.pad(v, [[0, 0], [0, 0]], mode="SYMMETRIC"),
+    "tensordot": lambda v: mt.tensordot(v, v, [[1], [1]]),
+}
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize("shape", [(2, 0), (0, 3)])
+@pytest.mark.parametrize("name", sorted(EMPTY_OK))
+def test_empty_dims_give_gradients_and_jacobians_of_the_right_shape(name, shape):
+    x = mt.constant(np.ones(shape))
+    with mt.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        y = EMPTY_OK[name](x)
+    zero = mt.UnconnectedGradients.ZERO
+    g = tape.gradient(y, x, unconnected_gradients=zero)
+    j = tape.jacobian(y, x, unconnected_gradients=zero)
+    assert g.shape == x.shape and j.shape == y.shape + x.shape
+
+
 def test_op_table_ids_are_unique():
     from op_table_shapes import CASES
     ids = [c.id for c in CASES]
