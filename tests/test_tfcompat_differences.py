@@ -32,6 +32,10 @@ ROWS = [
     "`jacobian(..., experimental_direction=...)`",
     "invalid arguments (a bad shape, axis, size or dtype)",
     "a zero tangent meeting an infinite partial derivative in forward mode",
+    "the gradient of `cumprod` where an entry is 0",
+    ("ops whose result's shape depends on values (`where(condition)`, `boolean_mask`, "
+     "`segment_sum`) inside `mt.function`"),
+    "the order of NaNs in `sort`, `argsort`, `top_k`",
     "`pad`'s `constant_values` of another dtype",
     "`mt.function(jit_compile=True)`",
     "a custom gradient registered by tracing an `mt.function`",
@@ -272,3 +276,30 @@ def test_a_traced_custom_gradient_lives_as_long_as_its_function():
     del model
     gc.collect()
     assert not mt.registry.is_registered(key)
+
+
+def test_cumprod_gradient_at_a_zero_is_the_true_one():
+    x = mt.constant([2.0, 0.0, 3.0])
+    with mt.GradientTape() as tape:
+        tape.watch(x)
+        y = mt.reduce_sum(mt.math.cumprod(x))
+    assert tape.gradient(y, x).numpy().tolist() == [1.0, 8.0, 0.0]  # TensorFlow: [1, 0, 0]
+    with mt.autodiff.ForwardAccumulator(x, mt.ones([3])) as acc:
+        y = mt.math.cumprod(x)
+    assert acc.jvp(y).numpy().tolist() == [1.0, 2.0, 6.0]  # TensorFlow: [1, 0, 0]
+
+
+def test_value_shaped_results_keep_their_traced_shape():
+    f = mt.function(lambda x: mt.reduce_sum(mt.boolean_mask(x, x > 0)))
+    assert float(f(mt.constant([1.0, -2.0, 3.0]))) == 4.0
+    assert float(f(mt.constant([5.0, 2.0, -3.0]))) == 7.0  # two entries again: fine
+    with pytest.raises(ValueError, match="where: in this traced function the result had "
+                                         r"shape \(2, 1\), now \(1, 1\)"):
+        f(mt.constant([1.0, -2.0, -3.0]))  # TensorFlow: 1.0
+
+
+def test_nans_sort_as_in_numpy():
+    x = mt.constant([1.0, np.nan, 0.0])
+    assert np.isnan(mt.sort(x).numpy()[2]) and np.isnan(
+        mt.sort(x, direction="DESCENDING").numpy()[0])
+    assert mt.argsort(x).numpy().tolist() == [2, 0, 1]

@@ -22,6 +22,16 @@ from .reductions import (norm, reduce_max, reduce_mean, reduce_min,  # noqa: F40
 from .shapes import (broadcast_to, concat, expand_dims, getitem, identity,  # noqa: F401
                      matrix_transpose, pad, reshape, shape, size, squeeze, stack,
                      transpose, unstack)
+from .indexing import (boolean_mask, gather, gather_nd, one_hot,  # noqa: F401
+                       scatter_nd)
+from .statistics import (argmax, argmin, reduce_all, reduce_any,  # noqa: F401
+                         reduce_logsumexp)
+from .scans import cumsum  # noqa: F401
+from .sorting import argsort, sort  # noqa: F401
+from .arrangement import meshgrid, rank, repeat, reverse, roll, split, tile  # noqa: F401
+from .tensordot import tensordot  # noqa: F401
+from .linspace_nd import linspace  # noqa: F401,F811  (tensor endpoints as well as numbers)
+from .indexing import where  # noqa: F401,F811  (where(condition) as well as where(c, x, y))
 
 
 def _swap(fn):

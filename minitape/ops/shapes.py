@@ -84,11 +84,14 @@ RegisterJVP("Identity", batch_safe=True)(_identity_grad)  # the identity is its 
 
 
 def pad(tensor, paddings, mode="CONSTANT", constant_values=0, name=None):
-    """Pad with `constant_values` (which may be a scalar tensor); only the
-    input gets a gradient."""
+    """Pad with `constant_values` (which may be a scalar tensor), or with a
+    mirror image of the edge: mode 'REFLECT' leaves the edge entry out,
+    'SYMMETRIC' repeats it. Only the input gets a gradient."""
     x = tensor_input("pad", tensor)
-    if str(mode).upper() != "CONSTANT":
-        raise NotImplementedError(f"pad: only mode='CONSTANT' is supported, got {mode!r}")
+    mode = str(mode).upper()
+    if mode not in ("CONSTANT", "REFLECT", "SYMMETRIC"):
+        raise ValueError(f"pad: mode must be 'CONSTANT', 'REFLECT' or 'SYMMETRIC', got "
+                         f"{mode!r}")
     widths = np.asarray(paddings)
     if widths.size and widths.dtype.kind not in "iu":
         raise TypeError(f"pad: paddings must hold integers, got dtype {widths.dtype}: "
@@ -98,6 +101,8 @@ def pad(tensor, paddings, mode="CONSTANT", constant_values=0, name=None):
                          f"integers for a tensor of shape {x.shape}, got "
                          f"{widths.tolist()}")
     widths = tuple((int(a), int(b)) for a, b in widths)
+    if mode != "CONSTANT":
+        return _mirror_pad(x, widths, mode)
     try:  # a scalar tensor of another float dtype is fine; a lossy value is not
         fill = convert_to_tensor(np.asarray(constant_values), dtype=x.dtype)
     except (TypeError, ValueError) as e:
@@ -122,6 +127,23 @@ def _pad_grad(op, grad):
 def _pad_jvp(op, t):
     nb = len(tangent_batch(op, (t,)))
     return pad(t, ((0, 0),) * nb + op.attrs["paddings"])  # pads with 0: a constant
+
+
+def _mirror_pad(x, widths, mode):
+    """Mirror padding as indexing with a constant index along each padded
+    axis (np.pad of 0..n-1 gives it), so its gradient adds the gradients of
+    each entry's mirror images to it. As in TensorFlow, REFLECT needs
+    paddings < the axis's size (even 0 on an empty axis), SYMMETRIC <= it."""
+    for axis, ((before, after), n) in enumerate(zip(widths, x.shape)):
+        if (mode == "REFLECT" and max(before, after) >= n) or max(before, after) > n:
+            raise ValueError(f"pad: in mode {mode} the paddings of axis {axis} must be "
+                             f"{'<' if mode == 'REFLECT' else '<='} its size {n} (shape "
+                             f"{x.shape}), got {[before, after]}")
+    for axis, ((before, after), n) in enumerate(zip(widths, x.shape)):
+        if before or after:
+            index = np.pad(np.arange(n), (before, after), mode=mode.lower())
+            x = getitem(x, (slice(None),) * axis + (index,))
+    return x
 
 
 def _tensor_list(op_name, values):
