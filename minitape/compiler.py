@@ -310,6 +310,8 @@ def compile_graph(graph, input_names=None, shapes=None, name=None):
     for node, out in zip(graph.nodes, shapes):
         specs += [(None if o is None else tuple(o), s.dtype) for o, s in zip(out, node.outputs)]
     names = _Names()
+    # the function's own name first: a bound value (an op's `run`) must not shadow it
+    fname = names.new(identifier(name or graph.name, "f"))
     namespace = dict(HELPERS)
     expr = {}          # value number -> the identifier holding it
     constants = {}     # value number -> its constant array (folded or captured)
@@ -407,7 +409,7 @@ def compile_graph(graph, input_names=None, shapes=None, name=None):
             node.op not in ("AddV2", "Sub") and any(
                 r.kind == "c" and _is_seed(r.x) for r in ins))
         if is_adjoint:
-            adjoint.add(node.first)
+            adjoint.update(range(node.first, node.first + len(node.outputs)))
         folded = _fold(node, ins, constants, out_shapes) if node.op != "AssignVariableOp" \
             else None
         if folded is not None:  # computed once, here
@@ -450,6 +452,12 @@ def compile_graph(graph, input_names=None, shapes=None, name=None):
             if bound is not None:
                 variables[id(node.attrs["variable"])] = (bound, None)  # read again
             continue
+        if len(node.outputs) > 1:  # an op with several outputs (qr, svd, ...)
+            word = identifier(word, "op")
+            outs = [names.new(("grad_" if is_adjoint else "") + word) for _ in node.outputs]
+            expr.update({node.first + k: o for k, o in enumerate(outs)})
+            lines.append(f"    {', '.join(outs)} = {text}  # {comment}")
+            continue
         if text in computed:  # the same op on the same values: computed already
             expr[node.first] = computed[text]
             continue
@@ -461,7 +469,6 @@ def compile_graph(graph, input_names=None, shapes=None, name=None):
     flat = []
     for r in _flat_refs(graph.outputs):
         flat.append(read(r))
-    fname = identifier(name or graph.name, "f")
     source = (f"def {fname}({', '.join(params)}):\n" + "\n".join(header + lines)
               + ("\n" if header or lines else "")
               + f"    return ({', '.join(flat)}{',' if len(flat) == 1 else ''})\n")
@@ -551,6 +558,8 @@ def _through_the_op(node, out_shapes):
 
     def run(*arrays):
         out = opdef.run([Tensor(a) for a in arrays], attrs, out_shapes)
+        if len(node.outputs) > 1:
+            return tuple(t._value for t in out)
         return (out[0] if isinstance(out, (list, tuple)) else out)._value
     return run
 

@@ -1,0 +1,64 @@
+"""Op-table rows for the linear algebra family (ops/matrices.py, solvers.py,
+decompositions.py, matrix_functions.py): every row gets finite differences to
+third order, pfor vs loop Jacobians and Hessians, forward vs reverse and
+compiled vs eager.
+
+Inputs are well-conditioned: symmetric positive definite matrices for
+Cholesky, distinct eigenvalues and singular values for eigh and svd. The
+factors of a decomposition are defined only up to signs, so rows test
+functions of them that do not depend on the signs (as TensorFlow's tests do),
+and symmetric-input ops get their input symmetrised inside the row (their
+forward reads one triangle; the rule returns a symmetric or one-triangle
+gradient as TensorFlow does).
+"""
+import numpy as np
+
+import minitape as mt
+from op_table import M, R, case
+
+la = mt.linalg
+_rng = np.random.default_rng(2024)
+
+
+def T(*shape):
+    """Well-conditioned triangles: a diagonal away from zero, small entries off it."""
+    n = shape[-1]
+    return (2.0 + _rng.uniform(0, 1, shape[:-1])[..., None] * 0) * np.eye(n) + \
+        0.3 * _rng.standard_normal(shape)
+
+
+CASES = [
+    # structural ops
+    case("linalg.trace", la.trace, R(3, 3)),
+    case("linalg.trace-batch-wide", la.trace, R(2, 2, 3)),
+    case("linalg.diag", la.diag, R(3)),
+    case("linalg.diag-batch-k1", lambda v: la.diag(v, k=1), R(2, 3)),
+    case("linalg.diag-k-1-rect", lambda v: la.diag(v, k=-1, num_rows=4, num_cols=3), R(3)),
+    case("linalg.diag_part", la.diag_part, R(3, 3)),
+    case("linalg.diag_part-batch-k1", lambda x: la.diag_part(x, k=1), R(2, 3, 4)),
+    case("linalg.set_diag", la.set_diag, R(3, 3), R(3)),
+    case("linalg.set_diag-batch-k-1", lambda x, d: la.set_diag(x, d, k=-1), R(2, 3, 3), R(2, 2)),
+    case("linalg.band_part", lambda x: la.band_part(x, 1, 0), R(3, 4)),
+    case("linalg.band_part-upper", lambda x: la.band_part(x, 0, -1), R(2, 3, 3)),
+    case("linalg.adjoint", la.adjoint, R(2, 3, 4)),
+    case("linalg.matvec", la.matvec, R(3, 4), R(4)),
+    case("linalg.matvec-batch-ta", lambda a, b: la.matvec(a, b, transpose_a=True),
+         R(2, 4, 3), R(2, 4)),
+    case("linalg.cross", la.cross, R(3), R(3)),
+    case("linalg.cross-batch", la.cross, R(2, 3), R(2, 3)),
+    case("matmul-adjoint_a", lambda a, b: mt.matmul(a, b, adjoint_a=True), R(3, 2), R(3, 4)),
+    case("matmul-adjoint_b", lambda a, b: mt.matmul(a, b, adjoint_b=True), R(2, 3), R(4, 3)),
+    # determinants and triangular solves
+    case("linalg.det", la.det, M(3, 3)),
+    case("linalg.det-batch", la.det, M(2, 3, 3)),
+    case("linalg.slogdet", lambda a: la.slogdet(a)[1], M(3, 3)),
+    case("linalg.slogdet-batch-negative", lambda a: la.slogdet(a)[1] * la.slogdet(a)[0],
+         -M(2, 3, 3)),
+    case("linalg.triangular_solve", la.triangular_solve, T(3, 3), R(3, 2)),
+    case("linalg.triangular_solve-upper-adjoint",
+         lambda a, b: la.triangular_solve(a, b, lower=False, adjoint=True), T(3, 3), R(3, 2)),
+    case("linalg.triangular_solve-bcast", la.triangular_solve, T(3, 3), R(2, 3, 1)),
+    case("linalg.triangular_solve-lower-adjoint-batch",
+         lambda a, b: la.triangular_solve(a, b, adjoint=True), T(2, 3, 3), R(2, 3, 2)),
+    case("linalg.cholesky_solve", la.cholesky_solve, T(3, 3), R(3, 2)),
+]
