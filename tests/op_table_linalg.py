@@ -62,3 +62,70 @@ CASES = [
          lambda a, b: la.triangular_solve(a, b, adjoint=True), T(2, 3, 3), R(2, 3, 2)),
     case("linalg.cholesky_solve", la.cholesky_solve, T(3, 3), R(3, 2)),
 ]
+
+
+def _spd(a):
+    """A A^T + I: symmetric positive definite for any a."""
+    return mt.matmul(a, a, transpose_b=True) + mt.eye(a.shape[-1], dtype=a.dtype)
+
+
+def _sym(a):
+    return a + la.adjoint(a)
+
+
+def _gauge_free(*factors):
+    """Squares of the entries of U or V: they do not depend on column signs."""
+    total = None
+    for x in factors:
+        term = mt.reduce_sum(x * x, axis=-1)
+        total = term if total is None else total + term
+    return total
+
+
+def S3(*shape):
+    """Symmetric matrices with eigenvalues well apart (1, 2.5, 4, ...)."""
+    n = shape[-1]
+    q, _ = np.linalg.qr(_rng.standard_normal(shape))
+    e = 1.0 + 1.5 * np.arange(n)
+    half = (q * e[..., None, :]) @ np.swapaxes(q, -1, -2) / 2  # _sym doubles it
+    return half
+
+
+def W(*shape):
+    """Matrices with singular values well apart."""
+    m, n = shape[-2:]
+    k = min(m, n)
+    u, _ = np.linalg.qr(_rng.standard_normal(shape[:-2] + (m, k)))
+    v, _ = np.linalg.qr(_rng.standard_normal(shape[:-2] + (n, k)))
+    s = 1.0 + 1.2 * np.arange(k)[::-1]
+    return (u * s[..., None, :]) @ np.swapaxes(v, -1, -2)
+
+
+CASES += [
+    case("linalg.cholesky", lambda a: la.cholesky(_spd(a)), M(3, 3)),
+    case("linalg.cholesky-batch", lambda a: la.cholesky(_spd(a)), M(2, 3, 3)),
+    case("linalg.logdet-via-cholesky", lambda a: mt.reduce_sum(
+        mt.log(la.diag_part(la.cholesky(_spd(a))))), M(3, 3)),
+    case("linalg.qr-q", lambda a: la.qr(a)[0], M(3, 3)),
+    case("linalg.qr-r", lambda a: la.qr(a)[1], M(3, 3)),
+    case("linalg.qr-deep", lambda a: la.qr(a)[0] + mt.reduce_sum(la.qr(a)[1]), W(4, 3)),
+    case("linalg.qr-wide", lambda a: mt.reduce_sum(la.qr(a)[0], -1) + la.qr(a)[1][..., 0],
+         W(3, 5)),
+    case("linalg.qr-batch-r", lambda a: la.qr(a)[1], W(2, 4, 3)),
+    case("linalg.eigh-e", lambda a: la.eigh(_sym(a))[0], S3(3, 3)),
+    case("linalg.eigh-v", lambda a: _gauge_free(la.eigh(_sym(a))[1]), S3(3, 3)),
+    case("linalg.eigh-batch", lambda a: la.eigh(_sym(a))[0][..., :1] +
+         _gauge_free(la.eigh(_sym(a))[1]), S3(2, 3, 3)),
+    case("linalg.eigh-lower-triangle", lambda a: la.eigh(a)[0], S3(3, 3) * 2),
+    case("linalg.eigvalsh", lambda a: la.eigvalsh(_sym(a)), S3(3, 3)),
+    case("linalg.eigvalsh-batch", lambda a: la.eigvalsh(_sym(a)), S3(2, 3, 3)),
+    case("linalg.svd-s", lambda a: la.svd(a, compute_uv=False), W(3, 3)),
+    case("linalg.svd-s-batch-wide", lambda a: la.svd(a, compute_uv=False), W(2, 2, 4)),
+    case("linalg.svd-uv-square", lambda a: _gauge_free(*la.svd(a)[1:]), W(3, 3)),
+    case("linalg.svd-deep", lambda a: mt.concat([la.svd(a)[0], la.svd(a)[1][:, 0] ** 2,
+                                                  la.svd(a)[2][:, 1] ** 2], 0), W(4, 3)),
+    case("linalg.svd-wide", lambda a: mt.concat([la.svd(a)[0], _gauge_free(la.svd(a)[1]),
+                                                  _gauge_free(la.svd(a)[2])], 0), W(2, 4)),
+    case("linalg.svd-batch-uvT", lambda a: mt.matmul(la.svd(a)[1], la.svd(a)[2],
+                                                     transpose_b=True), W(2, 3, 3)),
+]

@@ -12,6 +12,7 @@ from .linalg import einsum, inv, matmul, solve  # noqa: F401
 from .matrices import (adjoint, band_part, cross, diag, diag_part, matvec,  # noqa: F401
                        set_diag, trace)
 from .solvers import cholesky_solve, det, slogdet, triangular_solve  # noqa: F401
+from .decompositions import cholesky, eigh, eigvalsh, qr, svd  # noqa: F401
 from .nn import elu, log_softmax, relu, sigmoid, softmax, softplus  # noqa: F401
 from .reductions import (norm, reduce_max, reduce_mean, reduce_min,  # noqa: F401
                          reduce_prod, reduce_sum)

@@ -1,0 +1,348 @@
+"""Matrix decompositions: cholesky, qr, eigh, eigvalsh and svd, with their
+gradient and JVP rules.
+
+Sources: M. Giles, "An extended collection of matrix derivative results for
+forward and reverse mode algorithmic differentiation" (2008); C. Ionescu, O.
+Vantzos, C. Sminchisescu, "Matrix backpropagation for deep networks with
+structured layers" (2015); S. Murray, "Differentiation of the Cholesky
+decomposition" (2016); D. Roberts, L. Roberts, "QR and LQ decomposition matrix
+backpropagation algorithms" (2020); J. Townsend, "Differentiating the singular
+value decomposition" (2016); and TensorFlow's linalg_grad.py.
+
+Where the rules fail. Eigenvectors (and singular vectors) of a repeated
+eigenvalue (singular value) are any basis of its eigenspace, so their
+derivative does not exist: the rules divide by e_j - e_i. minitape gives 0
+for such a pair when nothing flows through it (the loss does not depend on the
+choice of basis) and NaN when something does; TensorFlow gives 0 in both cases
+(its `_SafeReciprocal`), which is a silently wrong number in the second.
+Cholesky of a matrix that is not positive definite raises LinAlgError
+(TensorFlow returns NaNs).
+
+Sign conventions: the factors are unique only up to the signs of the columns
+of Q, V, U (minitape takes NumPy's LAPACK answer, as TensorFlow takes its
+own), so tests compare functions of them that do not depend on the signs.
+"""
+import numpy as np
+
+from ..registry import RegisterGradient, RegisterJVP
+from .core import constant_like, emit, float_input, replay
+from .elementwise import where
+from .linalg import matmul
+from .matrices import band_part, diag, diag_part, set_diag
+from .shapes import concat, expand_dims, matrix_transpose
+from .solvers import check_square, emit_outputs, triangular_solve
+
+_T = matrix_transpose
+
+
+def _sym_lower(da):
+    """The symmetric matrix whose lower triangle is that of `da` (what an op
+    that reads only the lower triangle sees): tril(dA) + tril(dA, -1)^T."""
+    low = band_part(da, -1, 0)
+    return low + _T(low) - diag(diag_part(low))
+
+
+def _lower_gradient(g):
+    """The gradient for an op that reads the lower triangle of a symmetric
+    matrix, from g, the gradient as if both triangles were read: each
+    off-diagonal entry stands for two, the diagonal for itself."""
+    low = band_part(g + _T(g), -1, 0)
+    return set_diag(low, 0.5 * diag_part(low))
+
+
+def _inverse_gaps(e):
+    """F with F_ij = 1 / (e_j - e_i), and 0 on the diagonal and wherever
+    e_i == e_j (a tie; the mask `ties` marks the off-diagonal ones). The
+    division is by a safe copy, so the derivatives of F are finite too."""
+    d = expand_dims(e, -2) - expand_dims(e, -1)
+    same = d._value == 0
+    equal = constant_like(same)
+    one, zero = np.ones((), e.dtype), np.zeros((), e.dtype)
+    f = where(equal, zero, 1.0 / where(equal, one, d))
+    ties = same & ~np.eye(same.shape[-1], dtype=bool)
+    return f, ties
+
+
+def _undefined_at_ties(term, ties, flows):
+    """`term` plus NaN where eigenvalues tie and `flows` (an array) is not 0:
+    there the derivative does not exist (see the module docstring)."""
+    bad = ties & (flows != 0)
+    if not bad.any():
+        return term
+    return term + constant_like(np.where(bad, np.nan, 0.0).astype(term.dtype))
+
+
+# --- Cholesky --------------------------------------------------------------------------
+
+def cholesky(input, name=None):
+    """L, lower triangular with a positive diagonal, with L L^T = A, for
+    symmetric positive definite A (only A's lower triangle is read). A matrix
+    that is not positive definite raises LinAlgError (TensorFlow: NaNs)."""
+    a = float_input("linalg.cholesky", input)
+    check_square("linalg.cholesky", a)
+    try:
+        value = np.linalg.cholesky(a._value)
+    except np.linalg.LinAlgError:
+        raise np.linalg.LinAlgError(
+            f"linalg.cholesky: a matrix of shape {a.shape} is not positive definite "
+            "(TensorFlow would return NaNs)") from None
+    return emit("Cholesky", value, (a,), None, name)
+
+
+def _phi(x):
+    """Phi(X): the lower triangle of X with its diagonal halved."""
+    low = band_part(x, -1, 0)
+    return set_diag(low, 0.5 * diag_part(low))
+
+
+@RegisterGradient("Cholesky", batch_safe=True)
+def _cholesky_grad(op, grad):
+    """A = L L^T: dA = dL L^T + L dL^T, so dL = L Phi(L^-1 dA L^-T). Its
+    adjoint: grad_A = sym(L^-T Phi(L^T grad) L^-1) (Murray 2016), symmetric,
+    as TensorFlow returns it."""
+    lo = op.outputs[0]
+    m = _phi(matmul(lo, grad, transpose_a=True))
+    p = triangular_solve(lo, m, adjoint=True)                  # L^-T M
+    s = _T(triangular_solve(lo, _T(p), adjoint=True))          # L^-T M L^-1
+    return 0.5 * (s + _T(s))
+
+
+@RegisterJVP("Cholesky", batch_safe=True)
+def _cholesky_jvp(op, t):
+    """dL = L Phi(L^-1 dA L^-T), dA symmetrised as the gradient is."""
+    lo = op.outputs[0]
+    y = triangular_solve(lo, 0.5 * (t + _T(t)))               # L^-1 dA
+    x = _T(triangular_solve(lo, _T(y)))                        # L^-1 dA L^-T
+    return matmul(lo, _phi(x))
+
+
+replay("Cholesky", lambda xs, a, o: cholesky(xs[0]))
+
+
+# --- QR ----------------------------------------------------------------------------------
+
+def qr(input, full_matrices=False, name=None):
+    """(Q, R) with A = Q R, Q with orthonormal columns and R upper triangular."""
+    a = float_input("linalg.qr", input)
+    if a.ndim < 2:
+        raise ValueError(f"linalg.qr: needs rank >= 2, got shape {a.shape}")
+    q, r = np.linalg.qr(a._value, mode="complete" if full_matrices else "reduced")
+    return emit_outputs("Qr", (q, r), (a,), {"full_matrices": bool(full_matrices)}, name)
+
+
+def _times_r_inverse(x, r):
+    """X R^-1 for upper triangular R: (R^-T X^T)^T."""
+    return _T(triangular_solve(r, _T(x), lower=False, adjoint=True))
+
+
+def _times_r_inverse_t(x, r):
+    """X R^-T for upper triangular R: (R^-1 X^T)^T."""
+    return _T(triangular_solve(r, _T(x), lower=False))
+
+
+def _qr_deep_grad(q, r, dq, dr):
+    """m >= n (Roberts & Roberts 2020, as TensorFlow):
+    M = tril(Q^T dQ - dQ^T Q + R dR^T - dR R^T),
+    grad_A = Q (dR + M R^-T) + (dQ - Q Q^T dQ) R^-T."""
+    qdq = matmul(q, dq, transpose_a=True)
+    rdr = matmul(r, dr, transpose_b=True)
+    m = band_part(qdq - _T(qdq) + rdr - _T(rdr), -1, 0)
+    return matmul(q, dr + _times_r_inverse_t(m, r)) + \
+        _times_r_inverse_t(dq - matmul(q, qdq), r)
+
+
+def _qr_checked(op):
+    q, r = op.outputs
+    m, n = op.inputs[0].shape[-2:]
+    if op.attrs["full_matrices"] and m > n:
+        raise NotImplementedError(
+            f"linalg.qr: no gradient for full_matrices=True when rows > columns (shape "
+            f"{op.inputs[0].shape}), as in TensorFlow; use full_matrices=False")
+    return q, r, m, n
+
+
+@RegisterGradient("Qr", batch_safe=True)
+def _qr_grad(op, dq, dr):
+    """Square and deep A: `_qr_deep_grad`. Wide A = [X, Y] (m < n): R = [U, V]
+    with X = Q U (a square QR) and Y = Q V, so V = Q^T Y sends dQ += Y dV^T
+    and dY = Q dV."""
+    q, r, m, n = _qr_checked(op)
+    if m >= n:
+        return _qr_deep_grad(q, r, dq, dr)
+    a = op.inputs[0]
+    y, u = a[..., :, m:], r[..., :, :m]
+    du, dv = dr[..., :, :m], dr[..., :, m:]
+    dx = _qr_deep_grad(q, u, dq + matmul(y, dv, transpose_b=True), du)
+    return concat([dx, matmul(q, dv)], axis=-1)
+
+
+def _qr_deep_jvp(q, r, da):
+    """dA = dQ R + Q dR: with B = dA R^-1 and C = Q^T B, Q^T dQ = Omega is
+    antisymmetric and dR R^-1 upper triangular, so Omega = tril(C, -1) -
+    tril(C, -1)^T, dR = (C - Omega) R and dQ = B - Q (C - Omega)."""
+    b = _times_r_inverse(da, r)
+    c = matmul(q, b, transpose_a=True)
+    low = band_part(c, -1, 0) - diag(diag_part(c))
+    upper = c - low + _T(low)                                 # C - Omega
+    return b - matmul(q, upper), matmul(upper, r)
+
+
+@RegisterJVP("Qr", batch_safe=True)
+def _qr_jvp(op, t):
+    q, r, m, n = _qr_checked(op)
+    if m >= n:
+        return _qr_deep_jvp(q, r, t)
+    dq, du = _qr_deep_jvp(q, r[..., :, :m], t[..., :, :m])
+    dv = matmul(q, t[..., :, m:] - matmul(dq, r[..., :, m:]), transpose_a=True)
+    return dq, concat([du, dv], axis=-1)
+
+
+replay("Qr", lambda xs, a, o: qr(xs[0], a["full_matrices"]),
+       attrs_of=lambda op: {"full_matrices": op.attrs["full_matrices"]})
+
+
+# --- eigh and eigvalsh --------------------------------------------------------------
+
+def eigh(tensor, name=None):
+    """(e, V): the eigenvalues (ascending) and orthonormal eigenvectors (the
+    columns of V) of symmetric A = V diag(e) V^T; only A's lower triangle is read."""
+    a = float_input("linalg.eigh", tensor)
+    check_square("linalg.eigh", a)
+    e, v = np.linalg.eigh(a._value)
+    return emit_outputs("SelfAdjointEigV2", (e, v), (a,), {"compute_v": True}, name)
+
+
+def eigvalsh(tensor, name=None):
+    """The eigenvalues of symmetric A (ascending), from its lower triangle."""
+    a = float_input("linalg.eigvalsh", tensor)
+    check_square("linalg.eigvalsh", a)
+    return emit("SelfAdjointEigV2", np.linalg.eigvalsh(a._value), (a,),
+                {"compute_v": False}, name)
+
+
+@RegisterGradient("SelfAdjointEigV2", batch_safe=True)
+def _eigh_grad(op, ge, gv=None):
+    """de_i = v_i^T dA v_i and dV = V (F o V^T dA V), F_ij = 1/(e_j - e_i)
+    (Giles 2008, 3.1; Ionescu 2015), so grad_A = V (diag(ge) + F o V^T gV) V^T,
+    then folded onto the lower triangle that was read. Eigenvalues alone
+    (eigvalsh) always have a gradient, V diag(ge) V^T; V's needs distinct ones."""
+    if not op.attrs["compute_v"]:
+        _, v = eigh(op.inputs[0])
+        return _lower_gradient(matmul(v * expand_dims(ge, -2), v, transpose_b=True))
+    e, v = op.outputs
+    f, ties = _inverse_gaps(e)
+    k = matmul(v, gv, transpose_a=True)
+    mid = _undefined_at_ties(diag(ge) + f * k, ties, k._value - np.swapaxes(k._value, -1, -2))
+    return _lower_gradient(matmul(matmul(v, mid), v, transpose_b=True))
+
+
+@RegisterJVP("SelfAdjointEigV2", batch_safe=True)
+def _eigh_jvp(op, t):
+    """P = V^T dA V (dA symmetrised from its lower triangle): de = diag(P),
+    dV = V (F o P)."""
+    if not op.attrs["compute_v"]:
+        _, v = eigh(op.inputs[0])
+        return diag_part(matmul(matmul(v, _sym_lower(t), transpose_a=True), v))
+    e, v = op.outputs
+    p = matmul(matmul(v, _sym_lower(t), transpose_a=True), v)
+    f, ties = _inverse_gaps(e)
+    return diag_part(p), matmul(v, _undefined_at_ties(f * p, ties, p._value))
+
+
+replay("SelfAdjointEigV2", lambda xs, a, o: eigh(xs[0]) if a["compute_v"] else eigvalsh(xs[0]),
+       attrs_of=lambda op: {"compute_v": op.attrs["compute_v"]})
+
+
+# --- SVD ----------------------------------------------------------------------------------
+
+def svd(tensor, full_matrices=False, compute_uv=True, name=None):
+    """(s, U, V) with A = U diag(s) V^T (TensorFlow's order, and V, not V^T),
+    s descending; only s when compute_uv=False."""
+    a = float_input("linalg.svd", tensor)
+    if a.ndim < 2:
+        raise ValueError(f"linalg.svd: needs rank >= 2, got shape {a.shape}")
+    attrs = {"full_matrices": bool(full_matrices), "compute_uv": bool(compute_uv)}
+    if not compute_uv:
+        return emit("Svd", np.linalg.svd(a._value, compute_uv=False), (a,), attrs, name)
+    u, s, vt = np.linalg.svd(a._value, full_matrices=bool(full_matrices))
+    return emit_outputs("Svd", (s, u, np.swapaxes(vt, -1, -2)), (a,), attrs, name)
+
+
+def _svd_checked(op):
+    m, n = op.inputs[0].shape[-2:]
+    if op.attrs["full_matrices"] and m != n:
+        raise NotImplementedError(
+            f"linalg.svd: no gradient for full_matrices=True and a non-square matrix "
+            f"(shape {op.inputs[0].shape}); use full_matrices=False")
+    return m, n
+
+
+def _divided_by_s(x, s):
+    """diag(1/s) X, NaN in the rows where s = 0 and X is not 0 (the singular
+    vectors of a rank-deficient matrix have no derivative there)."""
+    zero = s._value == 0
+    safe = where(constant_like(zero), np.ones((), s.dtype), s)
+    return _undefined_at_ties(x / expand_dims(safe, -1), zero[..., :, None], x._value)
+
+
+@RegisterGradient("Svd", batch_safe=True)
+def _svd_grad(op, gs, gu=None, gv=None):
+    """Townsend 2016, as TensorFlow (for m <= n; m > n works on A^T):
+    with F_ij = 1/(s_j^2 - s_i^2), J = F o (U^T gU), K = F o (V^T gV),
+    grad_A = U [diag(gs) + (J + J^T) S + S (K + K^T)] V^T
+             + U S^-1 (gV^T - gV^T V V^T)   (the part outside V's span, m < n).
+    s alone (compute_uv=False) has the gradient U diag(gs) V^T."""
+    a = op.inputs[0]
+    if not op.attrs["compute_uv"]:
+        _, u, v = svd(a)
+        return matmul(u * expand_dims(gs, -2), v, transpose_b=True)
+    m, n = _svd_checked(op)
+    s, u, v = op.outputs
+    deep = m > n
+    if deep:  # A^T = V S U^T
+        m, n, u, v, gu, gv = n, m, v, u, gv, gu
+    f, ties = _inverse_gaps(s * s)
+    ku, kv = matmul(u, gu, transpose_a=True), matmul(v, gv, transpose_a=True)
+    ju, jv = f * ku, f * kv
+    sm = expand_dims(s, -2)  # X * sm = X S; S X = X * transposed sm
+    middle = diag(gs) + (ju + _T(ju)) * sm + _T(sm) * (jv + _T(jv))
+    flows = ku._value - np.swapaxes(ku._value, -1, -2) + kv._value - \
+        np.swapaxes(kv._value, -1, -2)
+    middle = _undefined_at_ties(middle, ties, flows)
+    grad = matmul(matmul(u, middle), v, transpose_b=True)
+    if m < n:
+        gvt = _T(gv)
+        outside = gvt - matmul(matmul(gvt, v), v, transpose_b=True)
+        grad = grad + matmul(u, _divided_by_s(outside, s))
+    return _T(grad) if deep else grad
+
+
+@RegisterJVP("Svd", batch_safe=True)
+def _svd_jvp(op, t):
+    """For m >= n (else on A^T): dP = U^T dA V, ds = diag(dP),
+    dU = U (F o (dP S + S dP^T)) + (I - U U^T) dA V S^-1,
+    dV = V (F o (S dP + dP^T S)), F_ij = 1/(s_j^2 - s_i^2)."""
+    a = op.inputs[0]
+    if not op.attrs["compute_uv"]:
+        _, u, v = svd(a)
+        return diag_part(matmul(matmul(u, t, transpose_a=True), v))
+    _svd_checked(op)
+    s, u, v = op.outputs
+    wide = a.shape[-2] < a.shape[-1]
+    if wide:
+        u, v, t = v, u, _T(t)
+    dp = matmul(matmul(u, t, transpose_a=True), v)
+    f, ties = _inverse_gaps(s * s)
+    sm = expand_dims(s, -2)
+    left, right = dp * sm + _T(sm) * _T(dp), _T(sm) * dp + _T(dp) * sm
+    tv = matmul(t, v)
+    outside = tv - matmul(u, matmul(u, tv, transpose_a=True))
+    du = matmul(u, _undefined_at_ties(f * left, ties, left._value)) + \
+        _T(_divided_by_s(_T(outside), s))
+    dv = matmul(v, _undefined_at_ties(f * right, ties, right._value))
+    return (diag_part(dp), dv, du) if wide else (diag_part(dp), du, dv)
+
+
+replay("Svd", lambda xs, a, o: svd(xs[0], a["full_matrices"], a["compute_uv"]),
+       attrs_of=lambda op: {"full_matrices": op.attrs["full_matrices"],
+                            "compute_uv": op.attrs["compute_uv"]})
