@@ -129,3 +129,17 @@ CASES += [
     case("linalg.svd-batch-uvT", lambda a: mt.matmul(la.svd(a)[1], la.svd(a)[2],
                                                      transpose_b=True), W(2, 3, 3)),
 ]
+
+CASES += [
+    case("linalg.logdet", lambda a: la.logdet(_spd(a)), M(3, 3)),
+    case("linalg.logdet-batch", lambda a: la.logdet(_spd(a)), M(2, 3, 3)),
+    case("linalg.pinv-square", la.pinv, W(3, 3)),
+    case("linalg.pinv-deep", la.pinv, W(4, 3)),
+    case("linalg.pinv-wide-batch", la.pinv, W(2, 2, 3)),
+    case("linalg.lstsq-deep", la.lstsq, W(4, 3), R(4, 2)),
+    case("linalg.lstsq-wide", la.lstsq, W(2, 3), R(2, 1)),
+    case("linalg.lstsq-l2-batch", lambda a, b: la.lstsq(a, b, l2_regularizer=0.5),
+         W(2, 4, 3), R(2, 4, 2)),
+    case("linalg.expm", la.expm, R(3, 3)),
+    case("linalg.expm-batch-scaled", la.expm, 4 * R(2, 2, 2)),
+]

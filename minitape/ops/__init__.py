@@ -13,6 +13,7 @@ from .matrices import (adjoint, band_part, cross, diag, diag_part, matvec,  # no
                        set_diag, trace)
 from .solvers import cholesky_solve, det, slogdet, triangular_solve  # noqa: F401
 from .decompositions import cholesky, eigh, eigvalsh, qr, svd  # noqa: F401
+from .matrix_functions import expm, logdet, lstsq, pinv  # noqa: F401
 from .nn import elu, log_softmax, relu, sigmoid, softmax, softplus  # noqa: F401
 from .reductions import (norm, reduce_max, reduce_mean, reduce_min,  # noqa: F401
                          reduce_prod, reduce_sum)
