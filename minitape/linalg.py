@@ -4,3 +4,4 @@ from .ops import (adjoint, band_part, cholesky_solve, cross, det, diag,  # noqa:
                   diag_part, matvec, set_diag, slogdet, trace, triangular_solve)
 from .ops import cholesky, eigh, eigvalsh, qr, svd  # noqa: F401
 from .ops import expm, logdet, lstsq, pinv  # noqa: F401
+from .ops import eig, eigvals  # noqa: F401

@@ -35,6 +35,9 @@ ROWS = [
     "`pad`'s `constant_values` of another dtype",
     "`mt.function(jit_compile=True)`",
     "a custom gradient registered by tracing an `mt.function`",
+    "Cholesky of a matrix that is not positive definite",
+    "eigh and svd vectors at repeated eigenvalues or singular values",
+    "pinv's gradient at a rank-deficient matrix",
 ]
 
 
@@ -272,3 +275,43 @@ def test_a_traced_custom_gradient_lives_as_long_as_its_function():
     del model
     gc.collect()
     assert not mt.registry.is_registered(key)
+
+
+def test_cholesky_of_a_matrix_that_is_not_positive_definite_raises():
+    # TensorFlow returns NaNs; minitape names the op and the shape
+    with pytest.raises(np.linalg.LinAlgError, match=r"linalg.cholesky.*\(2, 2\).*positive"):
+        mt.linalg.cholesky(mt.constant([[1.0, 2.0], [2.0, 1.0]]))
+    with pytest.raises(np.linalg.LinAlgError, match="cholesky"):
+        mt.linalg.logdet(mt.constant([[1.0, 2.0], [2.0, 1.0]]))
+
+
+def test_eigenvectors_at_a_repeated_eigenvalue_give_nan_when_used():
+    # TensorFlow gives [[0, 0], [0, 0]] for `depends`, and [[1, 0], [0, 1]] for
+    # `invariant` (V diag(e) V^T is x's symmetric matrix again, whose gradient
+    # is [[1, 0], [2, 1]]: TensorFlow's _SafeReciprocal drops the off-diagonal)
+    x = mt.eye(2, dtype=mt.float64)
+    w = mt.constant([[1.0, 2.0], [0.0, 1.0]], dtype=mt.float64)
+    with mt.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        e, v = mt.linalg.eigh(x)
+        depends = mt.reduce_sum(v * w)
+        invariant = mt.reduce_sum(mt.matmul(v * e, v, transpose_b=True) * w)
+        values_only = mt.reduce_sum(e * mt.constant([1.0, 3.0], dtype=mt.float64))
+        s, u, vs = mt.linalg.svd(x)
+        singular = mt.reduce_sum(mt.matmul(u * s, vs, transpose_b=True) * w)
+        singular_values = mt.reduce_sum(s)
+    for loss in (depends, invariant, singular):
+        assert np.isnan(tape.gradient(loss, x).numpy()).any()
+    # nothing flows to the vectors: the gradient exists and is TensorFlow's
+    np.testing.assert_allclose(tape.gradient(values_only, x).numpy(), [[1.0, 0.0], [0.0, 3.0]])
+    np.testing.assert_allclose(tape.gradient(singular_values, x).numpy(), np.eye(2))
+
+
+def test_pinv_gradient_at_a_rank_deficient_matrix_is_nan():
+    # TensorFlow: [[0.0048, -0.0144], [-0.0144, -0.0768]]
+    x = mt.constant([[1.0, 2.0], [2.0, 4.0]], dtype=mt.float64)
+    with mt.GradientTape() as tape:
+        tape.watch(x)
+        y = mt.linalg.pinv(x)
+    np.testing.assert_allclose(y.numpy(), [[0.04, 0.08], [0.08, 0.16]])
+    assert np.isnan(tape.gradient(y, x).numpy()).all()

@@ -11,10 +11,12 @@ value decomposition" (2016); and TensorFlow's linalg_grad.py.
 
 Where the rules fail. Eigenvectors (and singular vectors) of a repeated
 eigenvalue (singular value) are any basis of its eigenspace, so their
-derivative does not exist: the rules divide by e_j - e_i. minitape gives 0
-for such a pair when nothing flows through it (the loss does not depend on the
-choice of basis) and NaN when something does; TensorFlow gives 0 in both cases
-(its `_SafeReciprocal`), which is a silently wrong number in the second.
+derivative does not exist: the rules divide by e_j - e_i = 0. Even a loss that
+does not depend on the basis (V diag(e) V^T) leaves 0/0 there, whose limit the
+rule cannot see. minitape gives NaN for a tied pair when anything flows to
+those vectors, and 0 only when nothing does (the vectors unused); TensorFlow
+gives 0 in every case (its `_SafeReciprocal`), a silently wrong number when
+something flows (for V diag(e) V^T at the identity it drops the off-diagonal).
 Cholesky of a matrix that is not positive definite raises LinAlgError
 (TensorFlow returns NaNs).
 
@@ -22,12 +24,15 @@ Sign conventions: the factors are unique only up to the signs of the columns
 of Q, V, U (minitape takes NumPy's LAPACK answer, as TensorFlow takes its
 own), so tests compare functions of them that do not depend on the signs.
 """
+import collections
+
 import numpy as np
 
 from ..registry import RegisterGradient, RegisterJVP
+from .broadcasting import reduce_sum
 from .core import constant_like, emit, float_input, replay
-from .elementwise import where
-from .linalg import matmul
+from .elementwise import cast, where
+from .linalg import matmul, solve
 from .matrices import band_part, diag, diag_part, set_diag
 from .shapes import concat, expand_dims, matrix_transpose
 from .solvers import check_square, emit_outputs, triangular_solve
@@ -64,9 +69,15 @@ def _inverse_gaps(e):
 
 
 def _undefined_at_ties(term, ties, flows):
-    """`term` plus NaN where eigenvalues tie and `flows` (an array) is not 0:
-    there the derivative does not exist (see the module docstring)."""
-    bad = ties & (flows != 0)
+    """`term` plus NaN where eigenvalues tie and `flows` (an array: what reaches
+    the pair's vectors) is not 0 at (i, j) or (j, i): there the derivative does
+    not exist (see the module docstring)."""
+    moving = flows != 0
+    bad = ties & (moving | np.swapaxes(moving, -1, -2))
+    return _nan_where(term, bad)
+
+
+def _nan_where(term, bad):
     if not bad.any():
         return term
     return term + constant_like(np.where(bad, np.nan, 0.0).astype(term.dtype))
@@ -127,7 +138,10 @@ def qr(input, full_matrices=False, name=None):
     if a.ndim < 2:
         raise ValueError(f"linalg.qr: needs rank >= 2, got shape {a.shape}")
     q, r = np.linalg.qr(a._value, mode="complete" if full_matrices else "reduced")
-    return emit_outputs("Qr", (q, r), (a,), {"full_matrices": bool(full_matrices)}, name)
+    return Qr(*emit_outputs("Qr", (q, r), (a,), {"full_matrices": bool(full_matrices)}, name))
+
+
+Qr = collections.namedtuple("Qr", ["q", "r"])  # TensorFlow's result type
 
 
 def _times_r_inverse(x, r):
@@ -232,7 +246,7 @@ def _eigh_grad(op, ge, gv=None):
     e, v = op.outputs
     f, ties = _inverse_gaps(e)
     k = matmul(v, gv, transpose_a=True)
-    mid = _undefined_at_ties(diag(ge) + f * k, ties, k._value - np.swapaxes(k._value, -1, -2))
+    mid = _undefined_at_ties(diag(ge) + f * k, ties, k._value)
     return _lower_gradient(matmul(matmul(v, mid), v, transpose_b=True))
 
 
@@ -282,7 +296,7 @@ def _divided_by_s(x, s):
     vectors of a rank-deficient matrix have no derivative there)."""
     zero = s._value == 0
     safe = where(constant_like(zero), np.ones((), s.dtype), s)
-    return _undefined_at_ties(x / expand_dims(safe, -1), zero[..., :, None], x._value)
+    return _nan_where(x / expand_dims(safe, -1), zero[..., :, None] & (x._value != 0))
 
 
 @RegisterGradient("Svd", batch_safe=True)
@@ -306,8 +320,7 @@ def _svd_grad(op, gs, gu=None, gv=None):
     ju, jv = f * ku, f * kv
     sm = expand_dims(s, -2)  # X * sm = X S; S X = X * transposed sm
     middle = diag(gs) + (ju + _T(ju)) * sm + _T(sm) * (jv + _T(jv))
-    flows = ku._value - np.swapaxes(ku._value, -1, -2) + kv._value - \
-        np.swapaxes(kv._value, -1, -2)
+    flows = (ku._value != 0) | (kv._value != 0)
     middle = _undefined_at_ties(middle, ties, flows)
     grad = matmul(matmul(u, middle), v, transpose_b=True)
     if m < n:
@@ -346,3 +359,103 @@ def _svd_jvp(op, t):
 replay("Svd", lambda xs, a, o: svd(xs[0], a["full_matrices"], a["compute_uv"]),
        attrs_of=lambda op: {"full_matrices": op.attrs["full_matrices"],
                             "compute_uv": op.attrs["compute_uv"]})
+
+
+# --- eig (general square matrices; complex results) ------------------------------------
+
+_COMPLEX = {np.dtype(np.float32): np.dtype(np.complex64),
+            np.dtype(np.float64): np.dtype(np.complex128)}
+
+
+def _complex_dtype(op_name, a):
+    if a.dtype.kind == "c":
+        return a.dtype
+    if a.dtype not in _COMPLEX:
+        raise TypeError(f"{op_name}: expected float32, float64 or complex, got {a.dtype}")
+    return _COMPLEX[a.dtype]
+
+
+def eig(tensor, name=None):
+    """(e, V), complex: the eigenvalues and unit eigenvectors (columns of V) of
+    a general square matrix, A V = V diag(e). Their order, and each column's
+    phase, are LAPACK's (TensorFlow's may differ)."""
+    a = float_input("linalg.eig", tensor)
+    check_square("linalg.eig", a)
+    dtype = _complex_dtype("linalg.eig", a)
+    e, v = np.linalg.eig(a._value)
+    return emit_outputs("Eig", (e.astype(dtype), v.astype(dtype)), (a,),
+                        {"compute_v": True}, name)
+
+
+def eigvals(tensor, name=None):
+    """The (complex) eigenvalues of a general square matrix."""
+    a = float_input("linalg.eigvals", tensor)
+    check_square("linalg.eigvals", a)
+    dtype = _complex_dtype("linalg.eigvals", a)
+    return emit("Eig", np.linalg.eigvals(a._value).astype(dtype), (a,), {"compute_v": False},
+                name)
+
+
+# TensorFlow's Conj and Real op types. Their gradient, JVP and replay rules
+# belong to the complex-number family (ops/complex.py); the eig rules below only
+# make them, so first derivatives never need those rules, higher ones do.
+def _conj(x):
+    return emit("Conj", np.conj(x._value), (x,))
+
+
+def _real(x):
+    return emit("Real", np.real(x._value), (x,))
+
+
+def _real_as_complex(x):
+    return cast(_real(x), x.dtype)
+
+
+def _to_input_dtype(g, a):
+    """A complex gradient for a real input keeps its real part (TensorFlow casts)."""
+    return g if a.dtype.kind == "c" else _real(g)
+
+
+@RegisterGradient("Eig", batch_safe=True)
+def _eig_grad(op, ge, gv=None):
+    """TensorFlow's rule (Boeddeker et al. 2017, eq. 4.77), in its convention
+    (upstream times the conjugate derivative): with W = V^H,
+    grad_A = W^-1 (diag(ge) + conj(F) o (W gV - W V diag(Re diag(W gV)))) W,
+    F_ij = 1/(e_j - e_i); the last term keeps the columns of V at unit length.
+    Eigenvalues alone: W^-1 diag(ge) W. Repeated eigenvalues: NaN where
+    something flows through the tie (TensorFlow: 0); a defective (not
+    diagonalizable) A makes W singular."""
+    a = op.inputs[0]
+    if not op.attrs["compute_v"]:
+        _, v = eig(a)
+        w = _T(_conj(v))
+        return _to_input_dtype(solve(w, matmul(diag(ge), w)), a)
+    e, v = op.outputs
+    w = _T(_conj(v))
+    f, ties = _inverse_gaps(e)
+    wgv = matmul(w, gv)
+    inner = wgv - matmul(matmul(w, v), diag(_real_as_complex(diag_part(wgv))))
+    mid = diag(ge) + _undefined_at_ties(_conj(f) * inner, ties, inner._value)
+    return _to_input_dtype(solve(w, matmul(mid, w)), a)
+
+
+@RegisterJVP("Eig", batch_safe=True)
+def _eig_jvp(op, t):
+    """P = V^-1 dA V: de = diag(P), and dV = V (F o P), less each column's
+    component along itself that would change its length (the gauge of the
+    gradient above)."""
+    a = op.inputs[0]
+    t = cast(t, _complex_dtype("linalg.eig", a))
+    if not op.attrs["compute_v"]:
+        _, v = eig(a)
+        return diag_part(solve(v, matmul(t, v)))
+    e, v = op.outputs
+    p = solve(v, matmul(t, v))
+    f, ties = _inverse_gaps(e)
+    dv = matmul(v, _undefined_at_ties(f * p, ties, p._value))
+    along = _real_as_complex(reduce_sum(_conj(v) * dv, axis=-2, keepdims=True))
+    return diag_part(p), dv - v * along
+
+
+replay("Eig", lambda xs, a, o: eig(xs[0]) if a["compute_v"] else eigvals(xs[0]),
+       attrs_of=lambda op: {"compute_v": op.attrs["compute_v"]})

@@ -7,6 +7,8 @@ TensorFlow's linalg_grad.py. Leading batch dims broadcast as in matmul, so
 the rules also take a leading batch of upstream gradients (vectorised
 Jacobians) or of tangents.
 """
+import collections
+
 import numpy as np
 
 from ..context import state
@@ -171,7 +173,13 @@ def slogdet(input, name=None):
     check_square("linalg.slogdet", a)
     sign, logabs = np.linalg.slogdet(a._value)
     sign, logabs = np.asarray(sign, a.dtype), np.asarray(logabs, a.dtype)
-    return emit_outputs("LogMatrixDeterminant", (sign, logabs), (a,), None, name)
+    return LogMatrixDeterminant(*emit_outputs("LogMatrixDeterminant", (sign, logabs), (a,),
+                                              None, name))
+
+
+# TensorFlow's result type (a namedtuple named after the op)
+LogMatrixDeterminant = collections.namedtuple("LogMatrixDeterminant",
+                                              ["sign", "log_abs_determinant"])
 
 
 @RegisterGradient("LogMatrixDeterminant", batch_safe=True)
