@@ -77,6 +77,20 @@ def _undefined_at_ties(term, ties, flows):
     return _nan_where(term, bad)
 
 
+def _tied_values(ties, weights, p=None):
+    """The tied pairs (i, j) at which the eigenvalues (singular values)
+    themselves have no derivative. Sorted values that tie are not
+    differentiable: perturbed, they split, and which one goes up depends on
+    the direction. A loss that weighs them alike (ge_i == ge_j) is smooth
+    there, so reverse mode needs equal `weights`; a tangent must move the tied
+    block as c I (P_ij == 0, P_ii == P_jj), else the JVP is NaN too."""
+    w = np.asarray(weights)
+    bad = ties & (w[..., :, None] != w[..., None, :])
+    if p is not None:
+        bad = bad | (ties & (p != 0))
+    return bad
+
+
 def _nan_where(term, bad):
     if not bad.any():
         return term
@@ -239,14 +253,18 @@ def _eigh_grad(op, ge, gv=None):
     """de_i = v_i^T dA v_i and dV = V (F o V^T dA V), F_ij = 1/(e_j - e_i)
     (Giles 2008, 3.1; Ionescu 2015), so grad_A = V (diag(ge) + F o V^T gV) V^T,
     then folded onto the lower triangle that was read. Eigenvalues alone
-    (eigvalsh) always have a gradient, V diag(ge) V^T; V's needs distinct ones."""
+    (eigvalsh): V diag(ge) V^T, defined at tied eigenvalues only for equal
+    weights ge_i == ge_j (else NaN; TensorFlow: the formula's number)."""
+    e = op.outputs[0]
+    f, ties = _inverse_gaps(e)
     if not op.attrs["compute_v"]:
         _, v = eigh(op.inputs[0])
-        return _lower_gradient(matmul(v * expand_dims(ge, -2), v, transpose_b=True))
-    e, v = op.outputs
-    f, ties = _inverse_gaps(e)
-    k = matmul(v, gv, transpose_a=True)
-    mid = _undefined_at_ties(diag(ge) + f * k, ties, k._value)
+        mid = diag(ge)
+    else:
+        v = op.outputs[1]
+        k = matmul(v, gv, transpose_a=True)
+        mid = _undefined_at_ties(diag(ge) + f * k, ties, k._value)
+    mid = _nan_where(mid, _tied_values(ties, ge._value))
     return _lower_gradient(matmul(matmul(v, mid), v, transpose_b=True))
 
 
@@ -254,13 +272,21 @@ def _eigh_grad(op, ge, gv=None):
 def _eigh_jvp(op, t):
     """P = V^T dA V (dA symmetrised from its lower triangle): de = diag(P),
     dV = V (F o P)."""
-    if not op.attrs["compute_v"]:
-        _, v = eigh(op.inputs[0])
-        return diag_part(matmul(matmul(v, _sym_lower(t), transpose_a=True), v))
-    e, v = op.outputs
+    e = op.outputs[0]
+    v = op.outputs[1] if op.attrs["compute_v"] else eigh(op.inputs[0])[1]
     p = matmul(matmul(v, _sym_lower(t), transpose_a=True), v)
     f, ties = _inverse_gaps(e)
-    return diag_part(p), matmul(v, _undefined_at_ties(f * p, ties, p._value))
+    de = _values_jvp(p, ties)
+    if not op.attrs["compute_v"]:
+        return de
+    return de, matmul(v, _undefined_at_ties(f * p, ties, p._value))
+
+
+def _values_jvp(p, ties):
+    """diag(P), NaN for tied values that the tangent splits (`_tied_values`)."""
+    d = diag_part(p)
+    bad = _tied_values(ties, d._value, p._value).any(axis=-1)
+    return _nan_where(d, bad)
 
 
 replay("SelfAdjointEigV2", lambda xs, a, o: eigh(xs[0]) if a["compute_v"] else eigvalsh(xs[0]),
@@ -309,7 +335,9 @@ def _svd_grad(op, gs, gu=None, gv=None):
     a = op.inputs[0]
     if not op.attrs["compute_uv"]:
         _, u, v = svd(a)
-        return matmul(u * expand_dims(gs, -2), v, transpose_b=True)
+        _, ties = _inverse_gaps(op.outputs[0])
+        mid = _nan_where(diag(gs), _tied_values(ties, gs._value))
+        return matmul(matmul(u, mid), v, transpose_b=True)
     m, n = _svd_checked(op)
     s, u, v = op.outputs
     deep = m > n
@@ -322,6 +350,7 @@ def _svd_grad(op, gs, gu=None, gv=None):
     middle = diag(gs) + (ju + _T(ju)) * sm + _T(sm) * (jv + _T(jv))
     flows = (ku._value != 0) | (kv._value != 0)
     middle = _undefined_at_ties(middle, ties, flows)
+    middle = _nan_where(middle, _tied_values(ties, gs._value))
     grad = matmul(matmul(u, middle), v, transpose_b=True)
     if m < n:
         gvt = _T(gv)
@@ -338,7 +367,9 @@ def _svd_jvp(op, t):
     a = op.inputs[0]
     if not op.attrs["compute_uv"]:
         _, u, v = svd(a)
-        return diag_part(matmul(matmul(u, t, transpose_a=True), v))
+        dp = matmul(matmul(u, t, transpose_a=True), v)
+        _, ties = _inverse_gaps(op.outputs[0])
+        return _values_jvp(0.5 * (dp + _T(dp)), ties)
     _svd_checked(op)
     s, u, v = op.outputs
     wide = a.shape[-2] < a.shape[-1]
@@ -353,7 +384,8 @@ def _svd_jvp(op, t):
     du = matmul(u, _undefined_at_ties(f * left, ties, left._value)) + \
         _T(_divided_by_s(_T(outside), s))
     dv = matmul(v, _undefined_at_ties(f * right, ties, right._value))
-    return (diag_part(dp), dv, du) if wide else (diag_part(dp), du, dv)
+    ds = _values_jvp(0.5 * (dp + _T(dp)), ties)
+    return (ds, dv, du) if wide else (ds, du, dv)
 
 
 replay("Svd", lambda xs, a, o: svd(xs[0], a["full_matrices"], a["compute_uv"]),
@@ -423,19 +455,21 @@ def _eig_grad(op, ge, gv=None):
     grad_A = W^-1 (diag(ge) + conj(F) o (W gV - W V diag(Re diag(W gV)))) W,
     F_ij = 1/(e_j - e_i); the last term keeps the columns of V at unit length.
     Eigenvalues alone: W^-1 diag(ge) W. Repeated eigenvalues: NaN where
-    something flows through the tie (TensorFlow: 0); a defective (not
-    diagonalizable) A makes W singular."""
+    something flows through the tie, or the tied values are weighed unequally
+    (TensorFlow: 0); a defective (not diagonalizable) A makes W singular."""
     a = op.inputs[0]
+    f, ties = _inverse_gaps(op.outputs[0])
     if not op.attrs["compute_v"]:
         _, v = eig(a)
         w = _T(_conj(v))
-        return _to_input_dtype(solve(w, matmul(diag(ge), w)), a)
-    e, v = op.outputs
-    w = _T(_conj(v))
-    f, ties = _inverse_gaps(e)
-    wgv = matmul(w, gv)
-    inner = wgv - matmul(matmul(w, v), diag(_real_as_complex(diag_part(wgv))))
-    mid = diag(ge) + _undefined_at_ties(_conj(f) * inner, ties, inner._value)
+        mid = diag(ge)
+    else:
+        v = op.outputs[1]
+        w = _T(_conj(v))
+        wgv = matmul(w, gv)
+        inner = wgv - matmul(matmul(w, v), diag(_real_as_complex(diag_part(wgv))))
+        mid = diag(ge) + _undefined_at_ties(_conj(f) * inner, ties, inner._value)
+    mid = _nan_where(mid, _tied_values(ties, ge._value))
     return _to_input_dtype(solve(w, matmul(mid, w)), a)
 
 
@@ -446,15 +480,15 @@ def _eig_jvp(op, t):
     gradient above)."""
     a = op.inputs[0]
     t = cast(t, _complex_dtype("linalg.eig", a))
-    if not op.attrs["compute_v"]:
-        _, v = eig(a)
-        return diag_part(solve(v, matmul(t, v)))
-    e, v = op.outputs
+    f, ties = _inverse_gaps(op.outputs[0])
+    v = op.outputs[1] if op.attrs["compute_v"] else eig(a)[1]
     p = solve(v, matmul(t, v))
-    f, ties = _inverse_gaps(e)
+    de = _values_jvp(p, ties)
+    if not op.attrs["compute_v"]:
+        return de
     dv = matmul(v, _undefined_at_ties(f * p, ties, p._value))
     along = _real_as_complex(reduce_sum(_conj(v) * dv, axis=-2, keepdims=True))
-    return diag_part(p), dv - v * along
+    return de, dv - v * along
 
 
 replay("Eig", lambda xs, a, o: eig(xs[0]) if a["compute_v"] else eigvals(xs[0]),

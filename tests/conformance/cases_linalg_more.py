@@ -223,14 +223,27 @@ def case_eigh_repeated_eigenvalues(m):
     return tape.gradient(loss, x)
 
 
-case_eigh_repeated_eigenvalues.differs = "eigh and svd vectors at repeated eigenvalues or singular values"
+case_eigh_repeated_eigenvalues.differs = "eigh and svd at repeated eigenvalues or singular values"
 
 
-def case_eigh_repeated_values_only(m):
+def case_eigh_repeated_values_weighed_unequally(m):
+    """e1 + 3 e2 at the identity has a kink (TensorFlow: diag(1, 3), minitape NaN)."""
     x = m.eye(2, dtype=m.float64)
     with m.GradientTape() as tape:
         tape.watch(x)
         loss = m.reduce_sum(m.linalg.eigh(x)[0] * m.constant([1.0, 3.0], dtype=m.float64))
+    return tape.gradient(loss, x)
+
+
+case_eigh_repeated_values_weighed_unequally.differs = \
+    "eigh and svd at repeated eigenvalues or singular values"
+
+
+def case_eigh_repeated_values_summed(m):
+    x = m.eye(2, dtype=m.float64)
+    with m.GradientTape() as tape:
+        tape.watch(x)
+        loss = m.reduce_sum(m.linalg.eigh(x)[0])
     return tape.gradient(loss, x)
 
 
@@ -333,4 +346,4 @@ def case_eigh_reconstruction_at_repeated_eigenvalues(m):
 
 
 case_eigh_reconstruction_at_repeated_eigenvalues.differs = \
-    "eigh and svd vectors at repeated eigenvalues or singular values"
+    "eigh and svd at repeated eigenvalues or singular values"
