@@ -35,7 +35,7 @@ from .elementwise import cast, where
 from .linalg import matmul, solve
 from .matrices import band_part, diag, diag_part, set_diag
 from .shapes import concat, expand_dims, matrix_transpose
-from .solvers import check_square, emit_outputs, triangular_solve
+from .solvers import check_square, emit_outputs, real_matrix, triangular_solve
 
 _T = matrix_transpose
 
@@ -103,7 +103,7 @@ def cholesky(input, name=None):
     """L, lower triangular with a positive diagonal, with L L^T = A, for
     symmetric positive definite A (only A's lower triangle is read). A matrix
     that is not positive definite raises LinAlgError (TensorFlow: NaNs)."""
-    a = float_input("linalg.cholesky", input)
+    a = real_matrix("linalg.cholesky", input)
     check_square("linalg.cholesky", a)
     try:
         value = np.linalg.cholesky(a._value)
@@ -148,7 +148,7 @@ replay("Cholesky", lambda xs, a, o: cholesky(xs[0]))
 
 def qr(input, full_matrices=False, name=None):
     """(Q, R) with A = Q R, Q with orthonormal columns and R upper triangular."""
-    a = float_input("linalg.qr", input)
+    a = real_matrix("linalg.qr", input)
     if a.ndim < 2:
         raise ValueError(f"linalg.qr: needs rank >= 2, got shape {a.shape}")
     q, r = np.linalg.qr(a._value, mode="complete" if full_matrices else "reduced")
@@ -234,7 +234,7 @@ replay("Qr", lambda xs, a, o: qr(xs[0], a["full_matrices"]),
 def eigh(tensor, name=None):
     """(e, V): the eigenvalues (ascending) and orthonormal eigenvectors (the
     columns of V) of symmetric A = V diag(e) V^T; only A's lower triangle is read."""
-    a = float_input("linalg.eigh", tensor)
+    a = real_matrix("linalg.eigh", tensor)
     check_square("linalg.eigh", a)
     e, v = np.linalg.eigh(a._value)
     return emit_outputs("SelfAdjointEigV2", (e, v), (a,), {"compute_v": True}, name)
@@ -242,7 +242,7 @@ def eigh(tensor, name=None):
 
 def eigvalsh(tensor, name=None):
     """The eigenvalues of symmetric A (ascending), from its lower triangle."""
-    a = float_input("linalg.eigvalsh", tensor)
+    a = real_matrix("linalg.eigvalsh", tensor)
     check_square("linalg.eigvalsh", a)
     return emit("SelfAdjointEigV2", np.linalg.eigvalsh(a._value), (a,),
                 {"compute_v": False}, name)
@@ -298,7 +298,7 @@ replay("SelfAdjointEigV2", lambda xs, a, o: eigh(xs[0]) if a["compute_v"] else e
 def svd(tensor, full_matrices=False, compute_uv=True, name=None):
     """(s, U, V) with A = U diag(s) V^T (TensorFlow's order, and V, not V^T),
     s descending; only s when compute_uv=False."""
-    a = float_input("linalg.svd", tensor)
+    a = real_matrix("linalg.svd", tensor)
     if a.ndim < 2:
         raise ValueError(f"linalg.svd: needs rank >= 2, got shape {a.shape}")
     attrs = {"full_matrices": bool(full_matrices), "compute_uv": bool(compute_uv)}

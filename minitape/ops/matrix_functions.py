@@ -13,14 +13,14 @@ import numpy as np
 
 from ..registry import RegisterGradient, RegisterJVP
 from .broadcasting import broadcast_to, reduce_sum
-from .core import constant_like, emit, float_input, replay
+from .core import constant_like, emit, replay
 from .creation import zeros
 from .decompositions import cholesky
 from .elementwise import log
 from .linalg import matmul
 from .matrices import diag_part
 from .shapes import concat, matrix_transpose
-from .solvers import check_square, cholesky_solve
+from .solvers import check_square, cholesky_solve, real_matrix
 
 _T = matrix_transpose
 
@@ -29,7 +29,7 @@ def logdet(matrix, name=None):
     """log det A of a symmetric positive definite A, as TensorFlow computes it:
     2 sum(log(diag(cholesky(A)))); d logdet(A) = tr(A^-1 dA). A matrix that is
     not positive definite raises (minitape's cholesky; TensorFlow: NaN)."""
-    a = float_input("linalg.logdet", matrix)
+    a = real_matrix("linalg.logdet", matrix)
     check_square("linalg.logdet", a)
     chol = cholesky(a)
     return 2.0 * reduce_sum(log(diag_part(chol)), axis=-1)
@@ -44,8 +44,8 @@ def lstsq(matrix, rhs, l2_regularizer=0.0, fast=True, name=None):
     Cholesky factor. Its rules are those of matmul, cholesky and the solves.
     fast=False (TensorFlow: an orthogonal decomposition, with no gradient)
     is not supported."""
-    a = float_input("linalg.lstsq", matrix)
-    b = float_input("linalg.lstsq", rhs)
+    a = real_matrix("linalg.lstsq", matrix)
+    b = real_matrix("linalg.lstsq", rhs)
     if not fast:
         raise NotImplementedError("linalg.lstsq: fast=False is not supported; the fast "
                                   "path (normal equations) is")
@@ -70,7 +70,7 @@ def pinv(a, rcond=None, validate_args=False, name=None):
     """The Moore-Penrose pseudo-inverse A+ (singular values at or below
     rcond * the largest are treated as 0; rcond defaults to 10 max(m, n) eps,
     as TensorFlow)."""
-    x = float_input("linalg.pinv", a)
+    x = real_matrix("linalg.pinv", a)
     if x.ndim < 2:
         raise ValueError(f"linalg.pinv: needs rank >= 2, got shape {x.shape}")
     if rcond is None:
@@ -161,7 +161,7 @@ def _expm_value(a):
 
 def expm(input, name=None):
     """The matrix exponential e^A = I + A + A^2/2! + ... of each square matrix."""
-    a = float_input("linalg.expm", input)
+    a = real_matrix("linalg.expm", input)
     check_square("linalg.expm", a)
     return emit("MatrixExponential", _expm_value(a._value).astype(a.dtype, copy=False), (a,),
                 None, name)

@@ -30,6 +30,16 @@ def emit_outputs(op_type, values, inputs, attrs=None, name=None):
     return outs
 
 
+def real_matrix(op_name, x):
+    """`x` as a float32/float64 tensor. Complex matrices are refused: these
+    rules do not conjugate (TensorFlow accepts them; minitape would be wrong)."""
+    x = float_input(op_name, x)
+    if x._value.dtype.kind == "c":
+        raise TypeError(f"{op_name}: complex matrices (dtype {x.dtype}) are not supported; "
+                        "only float32 and float64")
+    return x
+
+
 def check_square(op_name, m):
     if m.ndim < 2 or m.shape[-1] != m.shape[-2]:
         raise ValueError(f"{op_name}: needs square matrices in the last two axes, "
@@ -38,7 +48,7 @@ def check_square(op_name, m):
 
 def _matrix_and_rhs(op_name, matrix, rhs):
     a, b = operands(op_name, matrix, rhs)
-    float_input(op_name, a)
+    real_matrix(op_name, a)
     check_square(op_name, a)
     if b.ndim < 2 or b.shape[-2] != a.shape[-1]:
         raise ValueError(f"{op_name}: rhs must have shape (..., {a.shape[-1]}, K) for a "
@@ -136,7 +146,7 @@ def cholesky_solve(chol, rhs, name=None):
 
 def det(input, name=None):
     """The determinant of each matrix in the last two axes."""
-    a = float_input("linalg.det", input)
+    a = real_matrix("linalg.det", input)
     check_square("linalg.det", a)
     return emit("MatrixDeterminant", np.asarray(np.linalg.det(a._value), a.dtype), (a,),
                 None, name)
@@ -169,7 +179,7 @@ replay("MatrixDeterminant", lambda xs, a, o: det(xs[0]))
 def slogdet(input, name=None):
     """(sign, log|det|) of each matrix: the determinant as sign * exp(logabsdet),
     without overflow. A singular matrix gives (0, -inf), as TensorFlow."""
-    a = float_input("linalg.slogdet", input)
+    a = real_matrix("linalg.slogdet", input)
     check_square("linalg.slogdet", a)
     sign, logabs = np.linalg.slogdet(a._value)
     sign, logabs = np.asarray(sign, a.dtype), np.asarray(logabs, a.dtype)
