@@ -38,6 +38,7 @@ ROWS = [
     "Cholesky of a matrix that is not positive definite",
     "eigh and svd at repeated eigenvalues or singular values",
     "pinv's gradient at a rank-deficient matrix",
+    "the gradient of `linalg.lstsq(..., fast=False)`",
 ]
 
 
@@ -316,3 +317,15 @@ def test_pinv_gradient_at_a_rank_deficient_matrix_is_nan():
         y = mt.linalg.pinv(x)
     np.testing.assert_allclose(y.numpy(), [[0.04, 0.08], [0.08, 0.16]])
     assert np.isnan(tape.gradient(y, x).numpy()).all()
+
+
+def test_lstsq_with_fast_false_has_a_gradient():
+    # TensorFlow: ValueError "Gradient not defined for fast=False"
+    a = mt.constant([[1.0, 0.0], [1.0, 2.0], [0.0, 1.0]], dtype=mt.float64)
+    b = mt.ones((3, 1), dtype=mt.float64)
+    with mt.GradientTape(persistent=True) as tape:
+        tape.watch(a)
+        slow = mt.linalg.lstsq(a, b, fast=False)
+        fast = mt.linalg.lstsq(a, b)
+    np.testing.assert_allclose(slow, [[2 / 3], [1 / 3]])
+    np.testing.assert_allclose(tape.gradient(slow, a), tape.gradient(fast, a), atol=1e-15)

@@ -41,20 +41,20 @@ def lstsq(matrix, rhs, l2_regularizer=0.0, fast=True, name=None):
     """X minimising ||A X - B||^2 + l2 ||X||^2, by the normal equations as
     TensorFlow's fast path: X = (A^T A + l2 I)^-1 A^T B for m >= n, and
     X = A^T (A A^T + l2 I)^-1 B for m < n (the smallest solution), through a
-    Cholesky factor. Its rules are those of matmul, cholesky and the solves.
-    fast=False (TensorFlow: an orthogonal decomposition, with no gradient)
-    is not supported."""
+    Cholesky factor. Its rules are those of matmul, cholesky and the solves;
+    a rank-deficient A raises there (TensorFlow: NaN). fast=False gives the
+    smallest least-squares solution of any A, pinv(A) B, ignoring l2 as
+    TensorFlow does (whose gradient then raises; this one has pinv's)."""
     a = real_matrix("linalg.lstsq", matrix)
     b = real_matrix("linalg.lstsq", rhs)
-    if not fast:
-        raise NotImplementedError("linalg.lstsq: fast=False is not supported; the fast "
-                                  "path (normal equations) is")
     if a.dtype != b.dtype:
         raise TypeError(f"linalg.lstsq: matrix and rhs have different dtypes, {a.dtype} "
                         f"and {b.dtype}")
     if a.ndim < 2 or b.ndim < 2 or a.shape[-2] != b.shape[-2]:
         raise ValueError(f"linalg.lstsq: needs matrix (..., M, N) and rhs (..., M, K), got "
                          f"{a.shape} and {b.shape}")
+    if not fast:
+        return matmul(pinv(a), b, name=name)
     m, n = a.shape[-2:]
     reg = float(l2_regularizer) * np.eye(min(m, n), dtype=a.dtype)
     if m >= n:

@@ -347,3 +347,22 @@ def case_eigh_reconstruction_at_repeated_eigenvalues(m):
 
 case_eigh_reconstruction_at_repeated_eigenvalues.differs = \
     "eigh and svd at repeated eigenvalues or singular values"
+
+
+def case_lstsq_fast_false(m):
+    a = m.constant(DEEP, dtype=m.float64)
+    return m.linalg.lstsq(a, m.ones((4, 1), dtype=m.float64), l2_regularizer=0.5, fast=False)
+
+
+def case_lstsq_fast_false_gradient(m):
+    a = m.constant(DEEP, dtype=m.float64)
+    with m.GradientTape() as tape:
+        tape.watch(a)
+        x = m.linalg.lstsq(a, m.ones((4, 1), dtype=m.float64), fast=False)
+    try:
+        return tape.gradient(x, a)
+    except Exception as e:  # noqa: BLE001  (TensorFlow raises; minitape has a gradient)
+        return e
+
+
+case_lstsq_fast_false_gradient.differs = "the gradient of `linalg.lstsq(..., fast=False)`"
