@@ -416,3 +416,14 @@ def test_band_part_and_batched_determinants(batch, n, lower, upper):
         y = la.slogdet(x)[1]
     np.testing.assert_allclose(tape.gradient(y, x), np.swapaxes(np.linalg.inv(a), -1, -2),
                                rtol=1e-9, atol=1e-12)
+
+
+def test_empty_matrices_give_tensorflows_values():
+    # TensorFlow 2.21: det 1 (also batched), trace 0, logdet 0, and empty factors
+    z = mt.constant(np.zeros((0, 0)))
+    assert float(la.det(z)) == 1.0 and float(la.trace(z)) == 0.0 and float(la.logdet(z)) == 0.0
+    np.testing.assert_array_equal(la.det(np.zeros((2, 0, 0))), [1.0, 1.0])
+    assert [t.shape for t in la.svd(np.zeros((0, 3)))] == [(0,), (0, 0), (3, 0)]
+    assert [t.shape for t in la.qr(np.zeros((0, 3)))] == [(0, 0), (0, 3)]
+    assert la.expm(z).shape == la.cholesky(z).shape == (0, 0)
+    assert la.pinv(np.zeros((0, 3))).shape == (3, 0)

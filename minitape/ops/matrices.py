@@ -43,7 +43,7 @@ def diag_part(input, name="diag_part", k=0, padding_value=0, align="RIGHT_LEFT")
         raise ValueError(f"linalg.diag_part: needs rank >= 2, got shape {x.shape}")
     k = _offset("linalg.diag_part", k)
     rows, cols = x.shape[-2:]
-    if not -rows < k < cols:
+    if k and not -rows < k < cols:  # the main diagonal exists even when empty
         raise ValueError(f"linalg.diag_part: diagonal k={k} is outside a {rows} x {cols} "
                          "matrix")
     i, j = _diagonal_index(rows, cols, k)
