@@ -427,3 +427,30 @@ def test_empty_matrices_give_tensorflows_values():
     assert [t.shape for t in la.qr(np.zeros((0, 3)))] == [(0, 0), (0, 3)]
     assert la.expm(z).shape == la.cholesky(z).shape == (0, 0)
     assert la.pinv(np.zeros((0, 3))).shape == (3, 0)
+
+
+@pytest.mark.parametrize("jit", [False, True])
+def test_a_traced_gradient_checks_ties_and_rank_on_every_call(jit):
+    """The NaN masks are recorded comparisons: a function traced at one matrix
+    answers for the matrix of each later call (no mask frozen at trace time)."""
+    w = mt.constant(np.array([[1.0, 2.0], [0.0, 1.0]]))
+
+    def grads(x):
+        with mt.GradientTape(persistent=True) as tape:
+            tape.watch(x)
+            eigh_loss = mt.reduce_sum(la.eigh(x)[1] * w)
+            pinv_loss = mt.reduce_sum(la.pinv(x) * w)
+        return tape.gradient(eigh_loss, x), tape.gradient(pinv_loss, x)
+
+    distinct = mt.constant(np.array([[2.0, 0.5], [0.5, 1.0]]))
+    tied = mt.constant(np.eye(2))
+    singular = mt.constant(np.array([[1.0, 2.0], [2.0, 4.0]]))
+    eager = [grads(m) for m in (distinct, tied, singular)]
+    for order in ([distinct, tied, singular], [tied, singular, distinct]):
+        f = mt.function(grads, jit_compile=jit)
+        for m in order:
+            expected = eager[[id(distinct), id(tied), id(singular)].index(id(m))]
+            for got, want in zip(f(m), expected):
+                np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
+    assert np.isnan(eager[1][0].numpy()).any() and np.isfinite(eager[0][0].numpy()).all()
+    assert np.isnan(eager[2][1].numpy()).all() and np.isfinite(eager[0][1].numpy()).all()

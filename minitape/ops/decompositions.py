@@ -30,8 +30,9 @@ import numpy as np
 
 from ..registry import RegisterGradient, RegisterJVP
 from .broadcasting import reduce_sum
+from .reductions import reduce_max
 from .core import constant_like, emit, float_input, replay
-from .elementwise import cast, where
+from .elementwise import cast, equal, greater, not_equal, where
 from .linalg import matmul, solve
 from .matrices import band_part, diag, diag_part, set_diag
 from .shapes import concat, expand_dims, matrix_transpose
@@ -47,34 +48,52 @@ def _sym_lower(da):
     return low + _T(low) - diag(diag_part(low))
 
 
+def _phi(x):
+    """Phi(X): the lower triangle of X with its diagonal halved."""
+    low = band_part(x, -1, 0)
+    return set_diag(low, 0.5 * diag_part(low))
+
+
 def _lower_gradient(g):
     """The gradient for an op that reads the lower triangle of a symmetric
     matrix, from g, the gradient as if both triangles were read: each
-    off-diagonal entry stands for two, the diagonal for itself."""
-    low = band_part(g + _T(g), -1, 0)
-    return set_diag(low, 0.5 * diag_part(low))
+    off-diagonal entry stands for two (g + g^T), the diagonal for itself."""
+    return _phi(g + _T(g))
+
+
+# The masks below are made of recorded comparisons (not NumPy on the values),
+# so a traced function (mt.function) checks the values of each call, not
+# those it was traced with.
+
+def _and(a, b):
+    return where(a, b, a)
+
+
+def _or(a, b):
+    return where(a, a, b)
 
 
 def _inverse_gaps(e):
     """F with F_ij = 1 / (e_j - e_i), and 0 on the diagonal and wherever
-    e_i == e_j (a tie; the mask `ties` marks the off-diagonal ones). The
-    division is by a safe copy, so the derivatives of F are finite too."""
+    e_i == e_j; `ties` marks the off-diagonal ties. The division is by a safe
+    copy, so the derivatives of F are finite too."""
     d = expand_dims(e, -2) - expand_dims(e, -1)
-    same = d._value == 0
-    equal = constant_like(same)
-    one, zero = np.ones((), e.dtype), np.zeros((), e.dtype)
-    f = where(equal, zero, 1.0 / where(equal, one, d))
-    ties = same & ~np.eye(same.shape[-1], dtype=bool)
+    zero, one = np.zeros((), e.dtype), np.ones((), e.dtype)
+    same = equal(d, zero)
+    f = where(same, zero, 1.0 / where(same, one, d))
+    ties = _and(same, constant_like(~np.eye(e.shape[-1], dtype=bool)))
     return f, ties
 
 
-def _undefined_at_ties(term, ties, flows):
-    """`term` plus NaN where eigenvalues tie and `flows` (an array: what reaches
-    the pair's vectors) is not 0 at (i, j) or (j, i): there the derivative does
-    not exist (see the module docstring)."""
-    moving = flows != 0
-    bad = ties & (moving | np.swapaxes(moving, -1, -2))
-    return _nan_where(term, bad)
+def _undefined_at_ties(term, ties, *flows):
+    """`term`, NaN where eigenvalues tie and one of `flows` (what reaches the
+    pair's vectors) is not 0 at (i, j) or (j, i): there the derivative does not
+    exist (see the module docstring)."""
+    moving = None
+    for x in flows:
+        m = not_equal(x, np.zeros((), x.dtype))
+        moving = m if moving is None else _or(moving, m)
+    return _nan_where(term, _and(ties, _or(moving, _T(moving))))
 
 
 def _tied_values(ties, weights, p=None):
@@ -84,17 +103,16 @@ def _tied_values(ties, weights, p=None):
     the direction. A loss that weighs them alike (ge_i == ge_j) is smooth
     there, so reverse mode needs equal `weights`; a tangent must move the tied
     block as c I (P_ij == 0, P_ii == P_jj), else the JVP is NaN too."""
-    w = np.asarray(weights)
-    bad = ties & (w[..., :, None] != w[..., None, :])
+    bad = _and(ties, not_equal(expand_dims(weights, -1), expand_dims(weights, -2)))
     if p is not None:
-        bad = bad | (ties & (p != 0))
+        bad = _or(bad, _and(ties, not_equal(p, np.zeros((), p.dtype))))
     return bad
 
 
 def _nan_where(term, bad):
-    if not bad.any():
-        return term
-    return term + constant_like(np.where(bad, np.nan, 0.0).astype(term.dtype))
+    """`term` with NaN where the boolean tensor `bad` is True."""
+    nan = np.array(np.nan, term.dtype)
+    return where(bad, nan, term)
 
 
 # --- Cholesky --------------------------------------------------------------------------
@@ -112,12 +130,6 @@ def cholesky(input, name=None):
             f"linalg.cholesky: a matrix of shape {a.shape} is not positive definite "
             "(TensorFlow would return NaNs)") from None
     return emit("Cholesky", value, (a,), None, name)
-
-
-def _phi(x):
-    """Phi(X): the lower triangle of X with its diagonal halved."""
-    low = band_part(x, -1, 0)
-    return set_diag(low, 0.5 * diag_part(low))
 
 
 @RegisterGradient("Cholesky", batch_safe=True)
@@ -263,8 +275,8 @@ def _eigh_grad(op, ge, gv=None):
     else:
         v = op.outputs[1]
         k = matmul(v, gv, transpose_a=True)
-        mid = _undefined_at_ties(diag(ge) + f * k, ties, k._value)
-    mid = _nan_where(mid, _tied_values(ties, ge._value))
+        mid = _undefined_at_ties(diag(ge) + f * k, ties, k)
+    mid = _nan_where(mid, _tied_values(ties, ge))
     return _lower_gradient(matmul(matmul(v, mid), v, transpose_b=True))
 
 
@@ -279,14 +291,14 @@ def _eigh_jvp(op, t):
     de = _values_jvp(p, ties)
     if not op.attrs["compute_v"]:
         return de
-    return de, matmul(v, _undefined_at_ties(f * p, ties, p._value))
+    return de, matmul(v, _undefined_at_ties(f * p, ties, p))
 
 
 def _values_jvp(p, ties):
     """diag(P), NaN for tied values that the tangent splits (`_tied_values`)."""
     d = diag_part(p)
-    bad = _tied_values(ties, d._value, p._value).any(axis=-1)
-    return _nan_where(d, bad)
+    split = reduce_max(cast(_tied_values(ties, d, p), np.float64), axis=-1)
+    return _nan_where(d, greater(split, 0.0))
 
 
 replay("SelfAdjointEigV2", lambda xs, a, o: eigh(xs[0]) if a["compute_v"] else eigvalsh(xs[0]),
@@ -320,9 +332,9 @@ def _svd_checked(op):
 def _divided_by_s(x, s):
     """diag(1/s) X, NaN in the rows where s = 0 and X is not 0 (the singular
     vectors of a rank-deficient matrix have no derivative there)."""
-    zero = s._value == 0
-    safe = where(constant_like(zero), np.ones((), s.dtype), s)
-    return _nan_where(x / expand_dims(safe, -1), zero[..., :, None] & (x._value != 0))
+    zero = expand_dims(equal(s, np.zeros((), s.dtype)), -1)
+    safe = where(zero, np.ones((), s.dtype), expand_dims(s, -1))
+    return _nan_where(x / safe, _and(zero, not_equal(x, np.zeros((), x.dtype))))
 
 
 @RegisterGradient("Svd", batch_safe=True)
@@ -336,7 +348,7 @@ def _svd_grad(op, gs, gu=None, gv=None):
     if not op.attrs["compute_uv"]:
         _, u, v = svd(a)
         _, ties = _inverse_gaps(op.outputs[0])
-        mid = _nan_where(diag(gs), _tied_values(ties, gs._value))
+        mid = _nan_where(diag(gs), _tied_values(ties, gs))
         return matmul(matmul(u, mid), v, transpose_b=True)
     m, n = _svd_checked(op)
     s, u, v = op.outputs
@@ -348,9 +360,8 @@ def _svd_grad(op, gs, gu=None, gv=None):
     ju, jv = f * ku, f * kv
     sm = expand_dims(s, -2)  # X * sm = X S; S X = X * transposed sm
     middle = diag(gs) + (ju + _T(ju)) * sm + _T(sm) * (jv + _T(jv))
-    flows = (ku._value != 0) | (kv._value != 0)
-    middle = _undefined_at_ties(middle, ties, flows)
-    middle = _nan_where(middle, _tied_values(ties, gs._value))
+    middle = _undefined_at_ties(middle, ties, ku, kv)
+    middle = _nan_where(middle, _tied_values(ties, gs))
     grad = matmul(matmul(u, middle), v, transpose_b=True)
     if m < n:
         gvt = _T(gv)
@@ -381,9 +392,9 @@ def _svd_jvp(op, t):
     left, right = dp * sm + _T(sm) * _T(dp), _T(sm) * dp + _T(dp) * sm
     tv = matmul(t, v)
     outside = tv - matmul(u, matmul(u, tv, transpose_a=True))
-    du = matmul(u, _undefined_at_ties(f * left, ties, left._value)) + \
+    du = matmul(u, _undefined_at_ties(f * left, ties, left)) + \
         _T(_divided_by_s(_T(outside), s))
-    dv = matmul(v, _undefined_at_ties(f * right, ties, right._value))
+    dv = matmul(v, _undefined_at_ties(f * right, ties, right))
     ds = _values_jvp(0.5 * (dp + _T(dp)), ties)
     return (ds, dv, du) if wide else (ds, du, dv)
 
@@ -468,8 +479,8 @@ def _eig_grad(op, ge, gv=None):
         w = _T(_conj(v))
         wgv = matmul(w, gv)
         inner = wgv - matmul(matmul(w, v), diag(_real_as_complex(diag_part(wgv))))
-        mid = diag(ge) + _undefined_at_ties(_conj(f) * inner, ties, inner._value)
-    mid = _nan_where(mid, _tied_values(ties, ge._value))
+        mid = diag(ge) + _undefined_at_ties(_conj(f) * inner, ties, inner)
+    mid = _nan_where(mid, _tied_values(ties, ge))
     return _to_input_dtype(solve(w, matmul(mid, w)), a)
 
 
@@ -486,7 +497,7 @@ def _eig_jvp(op, t):
     de = _values_jvp(p, ties)
     if not op.attrs["compute_v"]:
         return de
-    dv = matmul(v, _undefined_at_ties(f * p, ties, p._value))
+    dv = matmul(v, _undefined_at_ties(f * p, ties, p))
     along = _real_as_complex(reduce_sum(_conj(v) * dv, axis=-2, keepdims=True))
     return de, dv - v * along
 

@@ -12,11 +12,11 @@ block-matrix form of the exponential's derivative.
 import numpy as np
 
 from ..registry import RegisterGradient, RegisterJVP
-from .broadcasting import broadcast_to, reduce_sum
+from .broadcasting import broadcast_to, reduce_sum, reshape
 from .core import constant_like, emit, replay
 from .creation import zeros
-from .decompositions import cholesky
-from .elementwise import log
+from .decompositions import cholesky, svd
+from .elementwise import less_equal, log, where
 from .linalg import matmul
 from .matrices import diag_part
 from .shapes import concat, matrix_transpose
@@ -79,13 +79,16 @@ def pinv(a, rcond=None, validate_args=False, name=None):
     return emit("MatrixPinv", value, (x,), {"rcond": float(rcond)}, name)
 
 
-def _rank_deficient(op):
-    """NaN for each matrix of the batch whose rank is below full (A+ jumps
-    there, so it has no derivative), 0 for the others."""
-    a = op.inputs[0]._value
-    s = np.linalg.svd(a, compute_uv=False)
-    low = s[..., -1] <= op.attrs["rcond"] * s[..., 0] if s.shape[-1] else np.zeros(a.shape[:-2])
-    return np.where(low, np.nan, 0.0)[..., None, None].astype(a.dtype)
+def _nan_if_rank_deficient(op, total):
+    """`total`, NaN for each matrix of the batch whose rank is below full (A+
+    jumps there, so it has no derivative). Made of recorded ops (an svd and a
+    comparison), so a traced function checks each call's matrix."""
+    a = op.inputs[0]
+    if min(a.shape[-2:]) == 0:
+        return total
+    s = svd(a, compute_uv=False)
+    low = less_equal(s[..., -1], op.attrs["rcond"] * s[..., 0])
+    return where(reshape(low, low.shape + (1, 1)), np.array(np.nan, total.dtype), total)
 
 
 def _eye(n, dtype):
@@ -106,7 +109,7 @@ def _pinv_grad(op, grad):
     total = -matmul(matmul(x, grad, transpose_a=True), x, transpose_b=True) \
         + matmul(matmul(left, gt), matmul(x, x, transpose_b=True)) \
         + matmul(matmul(x, x, transpose_a=True), matmul(gt, right))
-    return total + constant_like(_rank_deficient(op))
+    return _nan_if_rank_deficient(op, total)
 
 
 @RegisterJVP("MatrixPinv", batch_safe=True)
@@ -120,7 +123,7 @@ def _pinv_jvp(op, t):
     total = -matmul(matmul(x, t), x) \
         + matmul(matmul(x, x, transpose_b=True), matmul(tt, left)) \
         + matmul(matmul(right, tt), matmul(x, x, transpose_a=True))
-    return total + constant_like(_rank_deficient(op))
+    return _nan_if_rank_deficient(op, total)
 
 
 replay("MatrixPinv", lambda xs, a, o: pinv(xs[0], a["rcond"]),
