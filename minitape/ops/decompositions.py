@@ -1,5 +1,5 @@
-"""Matrix decompositions: cholesky, qr, eigh, eigvalsh and svd, with their
-gradient and JVP rules.
+"""Matrix decompositions: cholesky, qr, eigh, eigvalsh, svd, eig and eigvals,
+with their gradient and JVP rules.
 
 Sources: M. Giles, "An extended collection of matrix derivative results for
 forward and reverse mode algorithmic differentiation" (2008); C. Ionescu, O.
@@ -17,7 +17,9 @@ rule cannot see. minitape gives NaN for a tied pair when anything flows to
 those vectors, and 0 only when nothing does (the vectors unused); TensorFlow
 gives 0 in every case (its `_SafeReciprocal`), a silently wrong number when
 something flows (for V diag(e) V^T at the identity it drops the off-diagonal).
-Cholesky of a matrix that is not positive definite raises LinAlgError
+The tied values themselves are sorted, so they have a kink: a loss that weighs
+them alike is smooth (their sum), one that does not gets NaN (TensorFlow: the
+formula's number). Cholesky of a matrix that is not positive definite raises LinAlgError
 (TensorFlow returns NaNs).
 
 Sign conventions: the factors are unique only up to the signs of the columns
