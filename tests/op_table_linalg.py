@@ -143,3 +143,10 @@ CASES += [
     case("linalg.expm", la.expm, R(3, 3)),
     case("linalg.expm-batch-scaled", la.expm, 4 * R(2, 2, 2)),
 ]
+
+CASES += [
+    case("linalg.svd-full-deep", lambda a: mt.concat([
+        mt.reshape(x ** 2, [-1]) for x in la.svd(a, full_matrices=True)], 0), W(3, 2)),
+    case("linalg.svd-full-wide-batch", lambda a: mt.concat([
+        mt.reshape(x ** 2, [2, -1]) for x in la.svd(a, full_matrices=True)], -1), W(2, 2, 3)),
+]

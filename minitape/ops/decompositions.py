@@ -323,11 +323,15 @@ def svd(tensor, full_matrices=False, compute_uv=True, name=None):
 
 
 def _svd_checked(op):
+    """With full_matrices=True, the columns of U (or V) past min(m, n) are a
+    basis of a null space: unique (up to sign) only when it has one dimension,
+    so, as TensorFlow, the rules need |m - n| <= 1."""
     m, n = op.inputs[0].shape[-2:]
-    if op.attrs["full_matrices"] and m != n:
+    if op.attrs["full_matrices"] and abs(m - n) > 1:
         raise NotImplementedError(
-            f"linalg.svd: no gradient for full_matrices=True and a non-square matrix "
-            f"(shape {op.inputs[0].shape}); use full_matrices=False")
+            f"linalg.svd: no gradient for full_matrices=True when the sizes differ by "
+            f"more than 1 (shape {op.inputs[0].shape}), as in TensorFlow; use "
+            "full_matrices=False")
     return m, n
 
 
@@ -344,7 +348,8 @@ def _svd_grad(op, gs, gu=None, gv=None):
     """Townsend 2016, as TensorFlow (for m <= n; m > n works on A^T):
     with F_ij = 1/(s_j^2 - s_i^2), J = F o (U^T gU), K = F o (V^T gV),
     grad_A = U [diag(gs) + (J + J^T) S + S (K + K^T)] V^T
-             + U S^-1 (gV^T - gV^T V V^T)   (the part outside V's span, m < n).
+             + U S^-1 (gV^T - gV^T V V^T)   (the part outside V's span, m < n),
+    less U S^-1 V^T gV2 V2^T for the extra column V2 of full_matrices.
     s alone (compute_uv=False) has the gradient U diag(gs) V^T."""
     a = op.inputs[0]
     if not op.attrs["compute_uv"]:
@@ -357,6 +362,8 @@ def _svd_grad(op, gs, gu=None, gv=None):
     deep = m > n
     if deep:  # A^T = V S U^T
         m, n, u, v, gu, gv = n, m, v, u, gv, gu
+    if v.shape[-1] > m:  # full_matrices: V = [V1, V2]
+        v, v2, gv, gv2 = v[..., :, :m], v[..., :, m:], gv[..., :, :m], gv[..., :, m:]
     f, ties = _inverse_gaps(s * s)
     ku, kv = matmul(u, gu, transpose_a=True), matmul(v, gv, transpose_a=True)
     ju, jv = f * ku, f * kv
@@ -368,6 +375,8 @@ def _svd_grad(op, gs, gu=None, gv=None):
     if m < n:
         gvt = _T(gv)
         outside = gvt - matmul(matmul(gvt, v), v, transpose_b=True)
+        if op.attrs["full_matrices"]:
+            outside = outside - matmul(matmul(v, gv2, transpose_a=True), v2, transpose_b=True)
         grad = grad + matmul(u, _divided_by_s(outside, s))
     return _T(grad) if deep else grad
 
@@ -376,7 +385,8 @@ def _svd_grad(op, gs, gu=None, gv=None):
 def _svd_jvp(op, t):
     """For m >= n (else on A^T): dP = U^T dA V, ds = diag(dP),
     dU = U (F o (dP S + S dP^T)) + (I - U U^T) dA V S^-1,
-    dV = V (F o (S dP + dP^T S)), F_ij = 1/(s_j^2 - s_i^2)."""
+    dV = V (F o (S dP + dP^T S)), F_ij = 1/(s_j^2 - s_i^2); the extra column
+    U2 of full_matrices (A^T U2 = 0) moves by dU2 = -U1 S^-1 V^T dA^T U2."""
     a = op.inputs[0]
     if not op.attrs["compute_uv"]:
         _, u, v = svd(a)
@@ -388,6 +398,9 @@ def _svd_jvp(op, t):
     wide = a.shape[-2] < a.shape[-1]
     if wide:
         u, v, t = v, u, _T(t)
+    u2 = None
+    if u.shape[-1] > v.shape[-1]:  # full_matrices: U = [U1, U2]
+        u, u2 = u[..., :, :v.shape[-1]], u[..., :, v.shape[-1]:]
     dp = matmul(matmul(u, t, transpose_a=True), v)
     f, ties = _inverse_gaps(s * s)
     sm = expand_dims(s, -2)
@@ -397,6 +410,10 @@ def _svd_jvp(op, t):
     du = matmul(u, _undefined_at_ties(f * left, ties, left)) + \
         _T(_divided_by_s(_T(outside), s))
     dv = matmul(v, _undefined_at_ties(f * right, ties, right))
+    if u2 is not None:
+        du2 = -matmul(u, _divided_by_s(matmul(v, matmul(t, u2, transpose_a=True),
+                                              transpose_a=True), s))
+        du = concat([du, du2], axis=-1)
     ds = _values_jvp(0.5 * (dp + _T(dp)), ties)
     return (ds, dv, du) if wide else (ds, du, dv)
 

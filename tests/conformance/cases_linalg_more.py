@@ -366,3 +366,22 @@ def case_lstsq_fast_false_gradient(m):
 
 
 case_lstsq_fast_false_gradient.differs = "the gradient of `linalg.lstsq(..., fast=False)`"
+
+
+def case_svd_full_matrices(m):
+    def f(a):
+        s, u, v = m.linalg.svd(a, full_matrices=True)
+        return [s, u * u, v * v]
+    return {"deep": probe(m, f, DEEP[:3], parts=("value", "grad", "jvp")),
+            "wide": probe(m, f, [row[:3] for row in WIDE], parts=("value", "grad", "jvp"))}
+
+
+def case_svd_full_matrices_gradient_error(m):
+    x = m.constant(DEEP)
+    with m.GradientTape() as tape:
+        tape.watch(x)
+        u = m.linalg.svd(x, full_matrices=True)[1]
+    return tape.gradient(u, x)
+
+
+case_svd_full_matrices_gradient_error.error_only = True
