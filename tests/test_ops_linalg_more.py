@@ -454,3 +454,30 @@ def test_a_traced_gradient_checks_ties_and_rank_on_every_call(jit):
                 np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
     assert np.isnan(eager[1][0].numpy()).any() and np.isfinite(eager[0][0].numpy()).all()
     assert np.isnan(eager[2][1].numpy()).all() and np.isfinite(eager[0][1].numpy()).all()
+
+
+@settings(max_examples=25, deadline=None)
+@given(a_batch=st.sampled_from([(), (1,), (3,), (2, 1)]),
+       b_batch=st.sampled_from([(), (1,), (3,), (2, 3)]), n=st.integers(1, 3),
+       k=st.integers(1, 2), lower=st.booleans(), adjoint=st.booleans())
+def test_triangular_solve_broadcasts_batches_and_sums_them_back(a_batch, b_batch, n, k,
+                                                               lower, adjoint):
+    try:
+        batch = np.broadcast_shapes(a_batch, b_batch)
+    except ValueError:
+        return
+    a = rng.standard_normal(a_batch + (n, n)) + 3 * np.eye(n)
+    b = rng.standard_normal(b_batch + (n, k))
+    xa, xb = mt.constant(a), mt.constant(b)
+    with mt.GradientTape() as tape:
+        tape.watch([xa, xb])
+        x = la.triangular_solve(xa, xb, lower=lower, adjoint=adjoint)
+        loss = mt.reduce_sum(x * x)
+    t = np.tril(a) if lower else np.triu(a)
+    t = np.swapaxes(t, -1, -2) if adjoint else t
+    expected = np.linalg.solve(np.broadcast_to(t, batch + (n, n)), np.broadcast_to(b, batch + (n, k)))
+    np.testing.assert_allclose(x, expected, rtol=1e-10)
+    ga, gb = tape.gradient(loss, [xa, xb])
+    assert ga.shape == a.shape and gb.shape == b.shape
+    # the gradient stays on the triangle that was read
+    np.testing.assert_array_equal(np.asarray(ga), np.tril(ga) if lower else np.triu(ga))
