@@ -88,9 +88,14 @@ def diag(diagonal, name="diag", k=0, num_rows=-1, num_cols=-1, padding_value=0,
     if len(i) != n:
         raise ValueError(f"linalg.diag: a diagonal of length {n} does not fit diagonal "
                          f"k={k} of a {rows} x {cols} matrix (length {len(i)})")
-    value = np.full(v.shape[:-1] + (rows, cols), padding_value, dtype=v.dtype)
+    padding = np.asarray(padding_value, dtype=v.dtype)
+    if padding.ndim:
+        raise ValueError(f"linalg.diag: padding_value must be a scalar, got shape "
+                         f"{padding.shape}")
+    value = np.full(v.shape[:-1] + (rows, cols), padding, dtype=v.dtype)
     value[..., i, j] = v._value
-    return emit("MatrixDiagV3", value, (v,), {"k": k, "rows": rows, "cols": cols},
+    return emit("MatrixDiagV3", value, (v,),
+                {"k": k, "rows": rows, "cols": cols, "padding": padding.item()},
                 None if name == "diag" else name)
 
 
@@ -106,22 +111,9 @@ def _diag_jvp(op, t):
     return diag(t, k=a["k"], num_rows=a["rows"], num_cols=a["cols"])
 
 
-def _replay_diag(xs, a, o):
-    rows, cols = o[0][-2:]
-    return diag(xs[0], k=a["k"], num_rows=rows, num_cols=cols, padding_value=a["padding"])
-
-
-replay("MatrixDiagV3", _replay_diag,
-       attrs_of=lambda op: {"k": op.attrs["k"], "padding": _padding_of(op)})
-
-
-def _padding_of(op):
-    """The padding value, read off the recorded output (it is not an input)."""
-    out = op.outputs[0]._value
-    rows, cols = out.shape[-2:]
-    mask = np.ones((rows, cols), bool)
-    mask[_diagonal_index(rows, cols, op.attrs["k"])] = False
-    return out[..., mask].flat[0].item() if mask.any() and out.size else 0
+replay("MatrixDiagV3", lambda xs, a, o: diag(xs[0], k=a["k"], num_rows=o[0][-2],
+                                              num_cols=o[0][-1], padding_value=a["padding"]),
+       attrs_of=lambda op: {"k": op.attrs["k"], "padding": op.attrs["padding"]})
 
 
 # --- set_diag: replace diagonal k -----------------------------------------------------
