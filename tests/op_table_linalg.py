@@ -14,6 +14,7 @@ gradient as TensorFlow does).
 import numpy as np
 
 import minitape as mt
+from minitape import registry
 from op_table import M, R, case
 
 la = mt.linalg
@@ -150,3 +151,20 @@ CASES += [
     case("linalg.svd-full-wide-batch", lambda a: mt.concat([
         mt.reshape(x ** 2, [2, -1]) for x in la.svd(a, full_matrices=True)], -1), W(2, 2, 3)),
 ]
+
+
+# eig's rules conjugate with TensorFlow's Conj and Real op types, whose own
+# rules come with the complex-number family (ops/complex.py): where it is
+# present, eig gets every check of the table. Its results are complex, so the
+# rows take real parts; the matrices have real, distinct eigenvalues (real
+# eigenvectors, whose only freedom, a sign, LAPACK fixes continuously here).
+if registry.is_registered("Conj") and hasattr(mt.math, "real"):
+    E3 = np.array([[2.0, 0.5, 0.1], [0.3, -1.0, 0.4], [0.2, 0.1, 0.5]])
+    CASES += [
+        case("linalg.eigvals", lambda a: mt.math.real(la.eigvals(a)), E3),
+        case("linalg.eig", lambda a: mt.concat([mt.math.real(la.eig(a)[0]),
+                                                 mt.reshape(mt.math.real(la.eig(a)[1]), [-1])],
+                                                0), E3),
+        case("linalg.eig-batch", lambda a: mt.math.real(la.eig(a)[1]),
+             np.stack([E3, E3.T + 0.5 * np.eye(3)])),
+    ]
