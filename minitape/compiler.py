@@ -408,7 +408,7 @@ def compile_graph(graph, input_names=None, shapes=None, name=None):
             node.op not in ("AddV2", "Sub") and any(
                 r.kind == "c" and _is_seed(r.x) for r in ins))
         if is_adjoint:
-            adjoint.add(node.first)
+            adjoint.update(range(node.first, node.first + len(node.outputs)))
         folded = _fold(node, ins, constants, out_shapes) if node.op != "AssignVariableOp" \
             else None
         if folded is not None:  # computed once, here
@@ -451,6 +451,12 @@ def compile_graph(graph, input_names=None, shapes=None, name=None):
             if bound is not None:
                 variables[id(node.attrs["variable"])] = (bound, None)  # read again
             continue
+        if len(node.outputs) > 1:  # an op with several outputs (qr, svd, ...)
+            word = identifier(word, "op")
+            outs = [names.new(("grad_" if is_adjoint else "") + word) for _ in node.outputs]
+            expr.update({node.first + k: o for k, o in enumerate(outs)})
+            lines.append(f"    {', '.join(outs)} = {text}  # {comment}")
+            continue
         if text in computed:  # the same op on the same values: computed already
             expr[node.first] = computed[text]
             continue
@@ -462,7 +468,7 @@ def compile_graph(graph, input_names=None, shapes=None, name=None):
     flat = []
     for r in _flat_refs(graph.outputs):
         flat.append(read(r))
-    fname = identifier(name or graph.name, "f")
+    fname = identifier(name or graph.name, "f")  # reserved above: no kernel takes it
     source = (f"def {fname}({', '.join(params)}):\n" + "\n".join(header + lines)
               + ("\n" if header or lines else "")
               + f"    return ({', '.join(flat)}{',' if len(flat) == 1 else ''})\n")
@@ -552,6 +558,8 @@ def _through_the_op(node, out_shapes):
 
     def run(*arrays):
         out = opdef.run([Tensor(a) for a in arrays], attrs, out_shapes)
+        if len(node.outputs) > 1:
+            return tuple(t._value for t in out)
         return (out[0] if isinstance(out, (list, tuple)) else out)._value
     return run
 

@@ -39,6 +39,10 @@ ROWS = [
     "`pad`'s `constant_values` of another dtype",
     "`mt.function(jit_compile=True)`",
     "a custom gradient registered by tracing an `mt.function`",
+    "Cholesky of a matrix that is not positive definite",
+    "eigh and svd at repeated eigenvalues or singular values",
+    "pinv's gradient at a rank-deficient matrix",
+    "the gradient of `linalg.lstsq(..., fast=False)`",
 ]
 
 
@@ -303,3 +307,54 @@ def test_nans_sort_as_in_numpy():
     assert np.isnan(mt.sort(x).numpy()[2]) and np.isnan(
         mt.sort(x, direction="DESCENDING").numpy()[0])
     assert mt.argsort(x).numpy().tolist() == [2, 0, 1]
+def test_cholesky_of_a_matrix_that_is_not_positive_definite_raises():
+    # TensorFlow returns NaNs; minitape names the op and the shape
+    with pytest.raises(np.linalg.LinAlgError, match=r"linalg.cholesky.*\(2, 2\).*positive"):
+        mt.linalg.cholesky(mt.constant([[1.0, 2.0], [2.0, 1.0]]))
+    with pytest.raises(np.linalg.LinAlgError, match="cholesky"):
+        mt.linalg.logdet(mt.constant([[1.0, 2.0], [2.0, 1.0]]))
+
+
+def test_repeated_eigenvalues_give_nan_where_the_derivative_does_not_exist():
+    # TensorFlow gives [[0, 0], [0, 0]] for `depends`, and [[1, 0], [0, 1]] for
+    # `invariant` (V diag(e) V^T is x's symmetric matrix again, whose gradient
+    # is [[1, 0], [2, 1]]: TensorFlow's _SafeReciprocal drops the off-diagonal)
+    x = mt.eye(2, dtype=mt.float64)
+    w = mt.constant([[1.0, 2.0], [0.0, 1.0]], dtype=mt.float64)
+    with mt.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        e, v = mt.linalg.eigh(x)
+        depends = mt.reduce_sum(v * w)
+        invariant = mt.reduce_sum(mt.matmul(v * e, v, transpose_b=True) * w)
+        values_only = mt.reduce_sum(e * mt.constant([1.0, 3.0], dtype=mt.float64))
+        s, u, vs = mt.linalg.svd(x)
+        singular = mt.reduce_sum(mt.matmul(u * s, vs, transpose_b=True) * w)
+        singular_values = mt.reduce_sum(s)
+    for loss in (depends, invariant, singular):
+        assert np.isnan(tape.gradient(loss, x).numpy()).any()
+    # tied eigenvalues weighed unequally (TensorFlow: diag(1, 3)) have no
+    # derivative; their sum does (TensorFlow's too: the identity)
+    assert np.isnan(tape.gradient(values_only, x).numpy()[np.tril_indices(2)]).all()
+    np.testing.assert_allclose(tape.gradient(singular_values, x).numpy(), np.eye(2))
+
+
+def test_pinv_gradient_at_a_rank_deficient_matrix_is_nan():
+    # TensorFlow: [[0.0048, -0.0144], [-0.0144, -0.0768]]
+    x = mt.constant([[1.0, 2.0], [2.0, 4.0]], dtype=mt.float64)
+    with mt.GradientTape() as tape:
+        tape.watch(x)
+        y = mt.linalg.pinv(x)
+    np.testing.assert_allclose(y.numpy(), [[0.04, 0.08], [0.08, 0.16]])
+    assert np.isnan(tape.gradient(y, x).numpy()).all()
+
+
+def test_lstsq_with_fast_false_has_a_gradient():
+    # TensorFlow: ValueError "Gradient not defined for fast=False"
+    a = mt.constant([[1.0, 0.0], [1.0, 2.0], [0.0, 1.0]], dtype=mt.float64)
+    b = mt.ones((3, 1), dtype=mt.float64)
+    with mt.GradientTape(persistent=True) as tape:
+        tape.watch(a)
+        slow = mt.linalg.lstsq(a, b, fast=False)
+        fast = mt.linalg.lstsq(a, b)
+    np.testing.assert_allclose(slow, [[2 / 3], [1 / 3]])
+    np.testing.assert_allclose(tape.gradient(slow, a), tape.gradient(fast, a), atol=1e-15)

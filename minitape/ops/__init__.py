@@ -9,6 +9,11 @@ from .elementwise import (abs, add, cast, cos, divide, equal, exp, floor,  # noq
                           minimum, multiply, negative, not_equal, pow, round, sign, sin,
                           sqrt, square, subtract, tanh, where)
 from .linalg import einsum, inv, matmul, solve  # noqa: F401
+from .matrices import (adjoint, band_part, cross, diag, diag_part, matvec,  # noqa: F401
+                       set_diag, trace)
+from .solvers import cholesky_solve, det, slogdet, triangular_solve  # noqa: F401
+from .decompositions import cholesky, eig, eigh, eigvals, eigvalsh, qr, svd  # noqa: F401
+from .matrix_functions import expm, logdet, lstsq, pinv  # noqa: F401
 from .nn import elu, log_softmax, relu, sigmoid, softmax, softplus  # noqa: F401
 from .activations import gelu, leaky_relu, relu6, selu, silu, swish  # noqa: F401
 from .normalization import batch_normalization, l2_normalize, moments  # noqa: F401
@@ -60,3 +65,9 @@ Tensor.__pos__ = Variable.__pos__ = lambda self: self
 # ops.linalg must not shadow the public namespaces mt.nn and mt.linalg).
 __all__ = sorted(name for name, value in list(globals().items())
                  if not name.startswith("_") and type(value).__name__ != "module")
+# Names TensorFlow has in tf.linalg only (tf.eig, tf.eigvals are also top level):
+# mt.linalg.det and mt.ops.det, but no mt.det.
+_LINALG_ONLY = {"adjoint", "band_part", "cholesky", "cholesky_solve", "cross", "det", "diag",
+                "diag_part", "eigh", "eigvalsh", "expm", "logdet", "lstsq", "matvec", "pinv",
+                "qr", "set_diag", "slogdet", "svd", "trace", "triangular_solve"}
+__all__ = [name for name in __all__ if name not in _LINALG_ONLY]

@@ -15,9 +15,19 @@ from .core import constant_like, emit, float_input, operands, tangent_batch, ten
 from .shapes import matrix_transpose
 
 
-def matmul(a, b, transpose_a=False, transpose_b=False, name=None):
-    """Matrix product of the last two axes (rank >= 2; leading axes broadcast)."""
+def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_b=False,
+           name=None):
+    """Matrix product of the last two axes (rank >= 2; leading axes broadcast).
+    `adjoint_a`/`adjoint_b` take the conjugate transpose, which for real
+    matrices is the transpose (complex adjoints are not supported)."""
     a, b = operands("matmul", a, b)
+    if (transpose_a and adjoint_a) or (transpose_b and adjoint_b):
+        raise ValueError("matmul: only one of transpose_a and adjoint_a (and of transpose_b "
+                         "and adjoint_b) can be True")
+    if (adjoint_a or adjoint_b) and a._value.dtype.kind == "c":
+        raise TypeError(f"matmul: adjoint_a/adjoint_b of complex matrices (dtype {a.dtype}) "
+                        "are not supported; minitape has no complex conjugate op")
+    transpose_a, transpose_b = transpose_a or adjoint_a, transpose_b or adjoint_b
     if a.ndim < 2 or b.ndim < 2:
         raise ValueError(f"matmul: both operands need rank >= 2, got shapes {a.shape} "
                          f"and {b.shape}")
