@@ -54,12 +54,17 @@ def custom_gradient(f=None):
                 f"custom_gradient {f.__name__}: the function reads variables "
                 f"{[v.name for v in variables]}, so its gradient function must accept "
                 "a keyword argument `variables` and return (input_grads, variable_grads)")
-        outputs = [Tensor(convert_to_tensor(y)._value) for y in nest.flatten(result)]
+        forward = [convert_to_tensor(y) for y in nest.flatten(result)]
+        outputs = [Tensor(y._value) for y in forward]
         reads = [snapshot(v) for v in variables]
         rule = _custom_rule(f.__name__, grad_fn, len(inputs), variables)
         if state.tapes:
+            # `_forward_outputs`: f's own results, whose tangents a
+            # ForwardAccumulator gives the outputs (forward mode follows f's
+            # ops, not the custom rule, as in TensorFlow)
             record("IdentityN", tuple(inputs + reads), tuple(outputs),
-                   {"_custom_rule": rule, "num_inputs": len(inputs)}, f.__name__)
+                   {"_custom_rule": rule, "num_inputs": len(inputs),
+                    "_forward_outputs": forward}, f.__name__)
         return nest.pack_like(result, outputs) if nest.is_nested(result) else outputs[0]
 
     return wrapper

@@ -163,7 +163,6 @@ class Variable(TensorLike):
     """A mutable value (model weights). Ops read it as a Tensor snapshot."""
 
     __slots__ = ("_value", "_id", "trainable", "_name", "__weakref__")
-    _count = itertools.count()
 
     def __init__(self, initial_value, trainable=True, name=None, dtype=None):
         if callable(initial_value):
@@ -174,10 +173,9 @@ class Variable(TensorLike):
         if name is not None and not isinstance(name, str):
             raise TypeError(f"Variable: name must be a string, got "
                             f"{type(name).__name__} {name!r}")
-        if name is None:
-            n = next(Variable._count)
-            name = "Variable" if n == 0 else f"Variable_{n}"
-        self._name = name
+        # Unnamed variables are all 'Variable:0', as in eager TensorFlow (names
+        # need not be unique: tapes and saved models know variables by id/index)
+        self._name = "Variable" if name is None else name
 
     @property
     def name(self):
@@ -270,10 +268,47 @@ def _frozen(array):
     return array
 
 
+def holds_tensors(value):
+    """Whether the list or tuple `value` holds a tensor or variable (at any depth)."""
+    return isinstance(value, (list, tuple)) and any(
+        isinstance(v, TensorLike) or holds_tensors(v) for v in value)
+
+
+def first_dtype(value):
+    """The dtype of the first tensor or variable in a nested list (TensorFlow
+    packs a list holding tensors to that dtype; its numbers take it)."""
+    for v in value:
+        if isinstance(v, TensorLike):
+            return v.dtype
+        if isinstance(v, (list, tuple)):
+            found = first_dtype(v)
+            if found is not None:
+                return found
+    return None
+
+
+def _leaves(value):
+    """A nested list with each tensor replaced by its NumPy value (each
+    variable read): for NumPy to pack when nothing needs recording."""
+    if isinstance(value, Variable):
+        return value.read_value()._value
+    if isinstance(value, TensorLike):
+        return value._value
+    if isinstance(value, (list, tuple)):
+        return [_leaves(v) for v in value]
+    return value
+
+
 def _to_numpy(value, dtype, what):
     """NumPy value for `value`, with TensorFlow's defaults for Python numbers:
     floats become float32 and ints int32; NumPy arrays keep their dtype. A
-    conversion that would change a number raises (`arguments.fits`)."""
+    conversion that would change a number raises (`arguments.fits`). A list
+    holding tensors takes the first tensor's dtype (unrecorded here: ops pack
+    such lists with a recorded Pack, `ops/core.py`)."""
+    if holds_tensors(value):
+        if dtype is None:
+            dtype = first_dtype(value)
+        value = _leaves(value)
     if isinstance(value, TensorLike):
         array = value._value
         if isinstance(value, Variable):
@@ -281,7 +316,11 @@ def _to_numpy(value, dtype, what):
     elif isinstance(value, (np.ndarray, np.generic)):
         array = value
     else:
-        array = np.asarray(value)
+        try:
+            array = np.asarray(value)
+        except ValueError:  # NumPy's "inhomogeneous shape" message
+            raise ValueError(f"{what}: cannot convert a non-rectangular Python sequence "
+                             f"to a tensor: {value!r:.80}") from None
         if array.dtype == np.float64 and dtype is None:
             array = array.astype(float32)  # (with a dtype: convert once, below)
         elif array.dtype.kind == "i" and not isinstance(value, np.integer):
@@ -301,7 +340,13 @@ def _to_numpy(value, dtype, what):
 
 
 def constant(value, dtype=None, shape=None, name=None):
-    """A new Tensor holding a copy of `value` (Python floats become float32)."""
+    """A new Tensor holding a copy of `value` (Python floats become float32).
+    A list holding tensors is refused, as in TensorFlow: a constant has no
+    gradient, and mt.stack or mt.convert_to_tensor packs it differentiably."""
+    if holds_tensors(value):
+        raise ValueError("constant: the list holds tensors or variables; a constant "
+                         "would detach them from every tape. Use mt.stack(...) or "
+                         "mt.convert_to_tensor(...), which pack it differentiably")
     array = np.array(_to_numpy(value, as_dtype(dtype, "constant"), "constant"))
     if shape is not None:
         shape = arguments.shape("constant", shape)

@@ -32,6 +32,8 @@ ROWS = [
     "`jacobian(..., experimental_direction=...)`",
     "invalid arguments (a bad shape, axis, size or dtype)",
     "a zero tangent meeting an infinite partial derivative in forward mode",
+    "`variable == None`",
+    "`x ** 0.5` at `x = -inf` inside a function",
     "`pad`'s `constant_values` of another dtype",
     "`mt.function(jit_compile=True)`",
     "a custom gradient registered by tracing an `mt.function`",
@@ -234,6 +236,19 @@ def test_a_zero_tangent_contributes_nothing_in_forward_mode():
                                                    mt.constant(0.0)]) as acc:
         y = x0 * 1.0 + x1 * np.float32(np.inf)
     assert float(acc.jvp(y)) == 1.0
+
+
+def test_a_variable_compared_with_none_is_false():
+    v = mt.Variable([1.0, 2.0])
+    assert (v == None) is False and (v != None) is True  # noqa: E711
+    assert None not in [v, mt.Variable(3.0)]
+
+
+@pytest.mark.parametrize("jit", [False, True])
+def test_minus_inf_to_the_half_is_inf_in_functions(jit):
+    f = mt.function(lambda x: mt.reduce_sum(x) ** 0.5, jit_compile=jit)
+    with np.errstate(invalid="ignore"):
+        assert float(f(mt.constant([-np.inf, 1.0]))) == np.inf
 
 
 def test_pad_converts_a_constant_of_another_dtype():

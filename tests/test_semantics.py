@@ -1,0 +1,249 @@
+"""TensorFlow's answers where minitape used to be silently wrong (issue 16's
+"silent wrong answers", issue 17's NaN masking and `-inf ** 0.5`). Every
+expected value here was measured with TensorFlow 2.21."""
+import numpy as np
+import pytest
+
+import minitape as mt
+
+
+# --- lists holding tensors pack as tf.convert_to_tensor does ------------------------
+
+def test_a_list_of_tensors_is_packed_and_keeps_its_gradient():
+    x = mt.constant(1.0)
+    with mt.GradientTape() as tape:
+        tape.watch(x)
+        y = mt.reduce_mean([x, x + 2])
+    assert float(y) == 2.0 and float(tape.gradient(y, x)) == 1.0  # TF: 1.0
+
+
+def test_a_packed_list_keeps_the_tensors_dtype_and_numbers_take_it():
+    x = mt.constant(1.0, mt.float64)
+    with mt.GradientTape() as tape:
+        tape.watch(x)
+        y = mt.reduce_mean([x, 3.0])
+    assert y.dtype == mt.float64 and float(tape.gradient(y, x)) == 0.5
+    assert mt.convert_to_tensor([x, np.float32(2)]).dtype == mt.float64
+    # ints stay int32 (TF: tf.reduce_sum([tf.constant(1), 2]) is int32 3)
+    s = mt.reduce_sum([mt.constant(1), 2])
+    assert s.dtype == mt.int32 and int(s) == 3
+
+
+def test_nested_lists_tuples_and_variables_pack():
+    x = mt.constant(1.0)
+    v = mt.Variable(2.0)
+    with mt.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        nested = mt.convert_to_tensor([[x, 2.0], (3, x)])
+        packed = mt.convert_to_tensor([v, v * v])
+        product = mt.matmul([[x, 1.0]], [[2.0], [x]])
+    np.testing.assert_array_equal(nested.numpy(), [[1.0, 2.0], [3.0, 1.0]])
+    assert float(tape.gradient(nested, x)) == 2.0
+    assert float(tape.gradient(packed, v)) == 5.0           # TF: 5.0
+    assert float(tape.gradient(product, x)) == 3.0
+    # the pack is a recorded Pack op, as TensorFlow's auto-packing
+    assert any(op.type == "Pack" for op in tape._ops)
+
+
+def test_every_operand_position_packs():
+    x = mt.constant(1.0)
+    with mt.GradientTape() as tape:
+        tape.watch(x)
+        y = mt.reduce_sum(mt.multiply([x, 1.0], [2.0, x]) + mt.where([True, False], [x, x], 0.0))
+    assert float(y) == 4.0 and float(tape.gradient(y, x)) == 4.0
+
+
+def test_packing_errors_name_the_op():
+    x, x64 = mt.constant(1.0), mt.constant(1.0, mt.float64)
+    with pytest.raises(TypeError, match="convert_to_tensor.*float64.*float32"):
+        mt.convert_to_tensor([x, x64])  # TF: InvalidArgumentError (Pack)
+    with pytest.raises(ValueError, match="reduce_sum.*different shapes"):
+        mt.reduce_sum([x, mt.constant([1.0, 2.0])])
+    with pytest.raises(TypeError, match="int32"):
+        mt.convert_to_tensor([mt.constant(1), 2.5])  # TF: TypeError
+
+
+def test_convert_to_tensor_with_a_dtype_casts_the_tensors():
+    # TF: tf.convert_to_tensor([tf.constant(1.0), 2.0], dtype=tf.float64) is float64
+    x = mt.constant(1.0)
+    with mt.GradientTape() as tape:
+        tape.watch(x)
+        y = mt.convert_to_tensor([x, 2.0], dtype=mt.float64)
+    assert y.dtype == mt.float64
+    assert tape.gradient(y, x).dtype == mt.float32
+
+
+def test_constant_of_a_list_holding_tensors_raises_as_in_tensorflow():
+    # TF: tf.constant([x, 3.0]) raises ValueError (a constant cannot hold a tensor)
+    with pytest.raises(ValueError, match="constant.*mt.stack"):
+        mt.constant([mt.constant(1.0), 3.0])
+    with pytest.raises(ValueError, match="constant"):
+        mt.constant([mt.Variable(1.0), 3.0])
+
+
+def test_variable_from_a_list_of_tensors_keeps_their_dtype():
+    v = mt.Variable([mt.constant(1.0, mt.float64), 3.0])  # TF: float64 [1, 3]
+    assert v.dtype == mt.float64
+    np.testing.assert_array_equal(v.numpy(), [1.0, 3.0])
+
+
+def test_a_ragged_list_names_constant():
+    with pytest.raises(ValueError, match="constant: cannot convert a non-rectangular"):
+        mt.constant([[1.0, 2.0], [3.0]])
+
+
+# --- comparisons with None ----------------------------------------------------------
+
+def test_comparing_with_none():
+    t = mt.constant([1.0, 2.0])
+    assert (t == None) is False and (t != None) is True  # noqa: E711
+    assert None not in [t, mt.constant(3.0)]
+    v = mt.Variable(1.0)  # TF raises ValueError here; see the README's table
+    assert (v == None) is False and (v != None) is True  # noqa: E711
+    np.testing.assert_array_equal((t == [1.0, 3.0]).numpy(), [True, False])
+
+
+# --- small ones -----------------------------------------------------------------------
+
+def test_integer_sums_and_products_keep_int32():
+    assert mt.reduce_sum(mt.constant([1, 2])).dtype == mt.int32
+    assert mt.reduce_prod(mt.constant([1, 2])).dtype == mt.int32
+    assert mt.reduce_sum(mt.constant([1, 2], mt.int64)).dtype == mt.int64
+    # TF wraps around, as int32 arithmetic does
+    assert int(mt.reduce_sum(mt.constant([2**31 - 1, 1]))) == -2**31
+
+
+def test_relu_second_derivative_is_zeros():
+    x = mt.constant([-1.0, 2.0, np.nan])
+    with mt.GradientTape() as t2:
+        t2.watch(x)
+        with mt.GradientTape() as t1:
+            t1.watch(x)
+            y = mt.nn.relu(x)
+        g = t1.gradient(y, x)
+    d2 = t2.gradient(g, x)
+    np.testing.assert_array_equal(g.numpy(), [0.0, 1.0, 0.0])
+    assert not np.signbit(g.numpy()[0])
+    np.testing.assert_array_equal(d2.numpy(), [0.0, 0.0, 0.0])  # TF: zeros
+
+
+def test_unnamed_variables_are_all_called_variable():
+    names = [mt.Variable(1.0).name, mt.Variable(2.0).name, mt.Variable(3.0, name="w").name]
+    assert names == ["Variable:0", "Variable:0", "w:0"]
+
+
+# --- the norm at zero, the where trap, NaN neighbours, -inf ** 0.5 -------------------
+
+def test_the_norms_derivative_at_zero_is_nan_in_both_directions():
+    z = mt.zeros([3])
+    with mt.GradientTape() as tape:
+        tape.watch(z)
+        y = mt.norm(z)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        g = tape.gradient(y, z)
+        with mt.autodiff.ForwardAccumulator(z, mt.ones([3])) as acc:
+            y = mt.norm(z)
+    assert np.isnan(g.numpy()).all()         # TF: [nan nan nan]
+    assert np.isnan(float(acc.jvp(y)))       # TF: nan
+
+
+@pytest.mark.parametrize("x", [-1.0, 0.0])
+def test_the_where_trap_with_sqrt_gives_zero(x):
+    # TF 2.21: the gradient of where(x > 0, sqrt(x), 0.) is 0 at -1 and at 0
+    x = mt.constant(x)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        with mt.GradientTape() as tape:
+            tape.watch(x)
+            y = mt.where(x > 0, mt.sqrt(x), 0.0)
+        assert float(tape.gradient(y, x)) == 0.0
+
+
+def test_the_where_trap_with_log_at_zero_stays_nan_as_in_tensorflow():
+    # TF: Log's gradient is grad * reciprocal(x), 0 * inf = NaN at x = 0; at
+    # x = -1 the derivative is finite and the unpicked branch gives -0.
+    with np.errstate(invalid="ignore", divide="ignore"):
+        for value, expected in [(0.0, np.nan), (-1.0, 0.0)]:
+            x = mt.constant(value)
+            with mt.GradientTape() as tape:
+                tape.watch(x)
+                y = mt.where(x > 0, mt.log(x), 0.0)
+            np.testing.assert_array_equal(tape.gradient(y, x).numpy(), expected)
+
+
+def _second(f, x):
+    with mt.GradientTape() as t2:
+        t2.watch(x)
+        with mt.GradientTape() as t1:
+            t1.watch(x)
+            y = f(x)
+        g = t1.gradient(y, x)
+    return g, t2.gradient(g, x)
+
+
+def test_second_derivatives_next_to_a_nan_are_entry_by_entry():
+    x = mt.constant([0.0, 1.0, np.nan])
+    with np.errstate(invalid="ignore"):
+        g, h = _second(lambda x: mt.reduce_sum(x * x), x)
+        np.testing.assert_array_equal(g.numpy(), [0.0, 2.0, np.nan])
+        np.testing.assert_array_equal(h.numpy(), [2.0, 2.0, 2.0])  # TF: [2, 2, 2]
+        g, h = _second(lambda x: mt.reduce_sum(x * x * x), x)
+        np.testing.assert_array_equal(h.numpy(), [0.0, 6.0, np.nan])  # TF
+
+
+def test_hessian_vector_products_next_to_a_nan():
+    x = mt.constant([0.0, 1.0, np.nan])
+    e0 = mt.constant([1.0, 0.0, 0.0])
+    with np.errstate(invalid="ignore"):
+        with mt.GradientTape() as t2:
+            t2.watch(x)
+            with mt.GradientTape() as t1:
+                t1.watch(x)
+                y = mt.reduce_sum(x * x)
+            g = t1.gradient(y, x)
+            s = mt.reduce_sum(g * e0)
+        reverse = t2.gradient(s, x)
+        with mt.autodiff.ForwardAccumulator(x, e0) as acc:
+            with mt.GradientTape() as t1:
+                t1.watch(x)
+                y = mt.reduce_sum(x * x)
+            g = t1.gradient(y, x)
+        forward = acc.jvp(g)
+    np.testing.assert_array_equal(reverse.numpy(), [2.0, 0.0, 0.0])  # TF
+    np.testing.assert_array_equal(forward.numpy(), [2.0, 0.0, 0.0])
+
+
+@pytest.mark.parametrize("jit", [False, True])
+def test_traced_second_derivatives_next_to_a_nan_agree_with_eager(jit):
+    @mt.function(jit_compile=jit)
+    def hess_diag(x):
+        return _second(lambda x: mt.reduce_sum(x * x), x)[1]
+
+    @mt.function(jit_compile=jit)
+    def masked(x):  # a zero upstream meeting an inf: traced on finite values first
+        with mt.GradientTape() as tape:
+            tape.watch(x)
+            y = mt.where(x > 0, mt.sqrt(x), 0.0)
+        return tape.gradient(y, x)
+
+    with np.errstate(invalid="ignore", divide="ignore"):
+        np.testing.assert_array_equal(masked(mt.constant([1.0, 4.0])).numpy(), [0.5, 0.25])
+        np.testing.assert_array_equal(masked(mt.constant([-1.0, 4.0])).numpy(), [0.0, 0.25])
+        np.testing.assert_array_equal(hess_diag(mt.constant([1.0, 2.0, 3.0])).numpy(), [2, 2, 2])
+        np.testing.assert_array_equal(hess_diag(mt.constant([0.0, 1.0, np.nan])).numpy(),
+                                      [2, 2, 2])
+
+
+def test_minus_inf_to_the_half_is_inf_everywhere():
+    inf = np.inf
+    f = mt.function(lambda x: mt.reduce_sum(x) ** 0.5)
+    g = mt.function(lambda x: mt.reduce_sum(x) ** 0.5, jit_compile=True)
+    with np.errstate(invalid="ignore"):
+        values = [mt.constant(-inf) ** 0.5, mt.reduce_sum([-inf]) ** 0.5,
+                  mt.reduce_sum(mt.constant([-inf, 1.0])) ** 0.5,
+                  f(mt.constant([-inf, 1.0])), g(mt.constant([-inf, 1.0])),
+                  mt.pow(mt.constant(-inf, mt.float64), 0.5)]
+        assert [float(v) for v in values] == [inf] * 6  # TF: inf in all
+        # C's pow for the other exponents (TF 2.21's values)
+        got = mt.pow(mt.constant([-inf, -inf, -inf, -inf, -4.0, -inf]),
+                     mt.constant([1.5, 2.0, -0.5, 3.0, 0.5, 0.25])).numpy()
+    np.testing.assert_array_equal(got, [inf, inf, 0.0, -inf, np.nan, inf])
