@@ -238,6 +238,25 @@ def test_a_zero_tangent_contributes_nothing_in_forward_mode():
     assert float(acc.jvp(y)) == 1.0
 
 
+def test_matmul_and_einsum_drop_zero_tangent_products_in_both_directions():
+    # TensorFlow 2.21: forward [[nan]] and Jacobian rows [[1, nan], [0, inf]]
+    x = mt.constant([[2.0, 3.0]])
+    b = mt.constant([[1.0], [np.inf]])
+    xs, c = mt.constant([2.0, 3.0]), mt.constant([[1.0, 0.0], [0.0, np.inf]])
+    with np.errstate(invalid="ignore"):
+        with mt.autodiff.ForwardAccumulator(x, mt.constant([[1.0, 0.0]])) as acc:
+            y = mt.matmul(x, b)
+        assert acc.jvp(y).numpy().tolist() == [[1.0]]
+        with mt.GradientTape(persistent=True) as tape:
+            tape.watch(xs)
+            ys = mt.matmul(c, mt.reshape(xs, [2, 1]))[:, 0]
+            ye = mt.einsum("ij,j->i", c, xs)
+        for y in (ys, ye):
+            for direction in ("forward", "reverse"):
+                jac = tape.jacobian(y, xs, experimental_direction=direction).numpy()
+                assert jac.tolist() == [[1.0, 0.0], [0.0, np.inf]]
+
+
 def test_a_variable_compared_with_none_is_false():
     v = mt.Variable([1.0, 2.0])
     assert (v == None) is False and (v != None) is True  # noqa: E711

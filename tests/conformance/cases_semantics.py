@@ -195,3 +195,31 @@ case_minus_inf_to_the_half_traced.xfail = (
 def case_minus_inf_to_the_half_compiled(m):
     compiled = m.function(lambda x: m.reduce_sum(x) ** 0.5, jit_compile=True)
     return compiled(m.constant([-np.inf, 1.0]))
+
+
+# --- 6. matmul and einsum: a zero tangent meeting an inf (a README difference) ------
+
+def case_matmul_zero_tangent_meets_inf(m):
+    x, b = m.constant([[2.0, 3.0]]), m.constant([[1.0], [np.inf]])
+    return _jvp(m, lambda x: m.matmul(x, b), x, m.constant([[1.0, 0.0]]))
+
+
+case_matmul_zero_tangent_meets_inf.xfail = (
+    "README differences table: minitape drops the zero tangent's product (1.0), TF gives NaN")
+
+
+def case_einsum_jacobian_zero_row_meets_inf(m):
+    xs, c = m.constant([2.0, 3.0]), m.constant([[1.0, 0.0], [0.0, np.inf]])
+    with m.GradientTape() as tape:
+        tape.watch(xs)
+        y = m.einsum("ij,j->i", c, xs)
+    return tape.jacobian(y, xs)
+
+
+case_einsum_jacobian_zero_row_meets_inf.xfail = (
+    "README differences table: minitape [[1, 0], [0, inf]], TF [[1, nan], [0, inf]]")
+
+
+def case_matmul_reverse_with_inf(m):
+    x, b = m.constant([[2.0, 3.0]]), m.constant([[1.0], [np.inf]])
+    return _grad(m, lambda x: m.matmul(x, b), x)
