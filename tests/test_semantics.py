@@ -247,3 +247,54 @@ def test_minus_inf_to_the_half_is_inf_everywhere():
         got = mt.pow(mt.constant([-inf, -inf, -inf, -inf, -4.0, -inf]),
                      mt.constant([1.5, 2.0, -0.5, 3.0, 0.5, 0.25])).numpy()
     np.testing.assert_array_equal(got, [inf, inf, 0.0, -inf, np.nan, inf])
+
+
+# --- linspace's endpoints ------------------------------------------------------------
+
+def test_linspace_gradients_match_tensorflow():
+    a, b = mt.constant(0.0), mt.constant(1.0)
+    weights = mt.constant([1.0, 2.0, 3.0, 4.0, 5.0])
+    with mt.GradientTape(persistent=True) as tape:
+        tape.watch([a, b])
+        s = mt.reduce_sum(mt.linspace(a, b, 5) * weights)
+        one = mt.reduce_sum(mt.linspace(a, b, 1))
+        none = mt.reduce_sum(mt.linspace(a, b, 0))
+    assert [float(g) for g in tape.gradient(s, [a, b])] == [5.0, 10.0]   # TF
+    assert [float(g) for g in tape.gradient(one, [a, b])] == [1.0, 0.0]  # TF
+    assert [float(g) for g in tape.gradient(none, [a, b])] == [0.0, 0.0]
+    with mt.autodiff.ForwardAccumulator(a, mt.constant(1.0)) as acc:
+        y = mt.linspace(a, b, 3)
+    np.testing.assert_array_equal(acc.jvp(y).numpy(), [1.0, 0.5, 0.0])  # TF
+
+
+def test_linspace_against_finite_differences_traced_and_as_jacobians():
+    def f(a, b):
+        return mt.linspace(a, b, 5) * mt.linspace(b, a, 5)
+    mt.test.check_gradients(f, [np.array(0.3), np.array(-0.7)], order=3)
+    a, b = mt.constant(0.3, mt.float64), mt.constant(-0.7, mt.float64)
+    with mt.GradientTape(persistent=True) as tape:
+        tape.watch([a, b])
+        y = f(a, b)
+    for source in (a, b):
+        np.testing.assert_allclose(
+            tape.jacobian(y, source, experimental_direction="forward").numpy(),
+            tape.jacobian(y, source, experimental_direction="reverse").numpy(), rtol=1e-12)
+        np.testing.assert_allclose(
+            tape.jacobian(y, source).numpy(),
+            tape.jacobian(y, source, experimental_use_pfor=False).numpy(), rtol=1e-12)
+    traced = mt.function(lambda a, b: mt.linspace(a, b, 3))
+    np.testing.assert_array_equal(traced(a, b).numpy(), mt.linspace(a, b, 3).numpy())
+    np.testing.assert_allclose(traced(b, a).numpy(), [-0.7, -0.2, 0.3], rtol=1e-12)
+
+
+def test_linspace_dtypes_as_tensorflow():
+    assert mt.linspace(0, 1, 3).dtype == mt.float64  # TF: float64 [0, 0.5, 1]
+    np.testing.assert_array_equal(mt.linspace(0, 1, 3).numpy(), [0.0, 0.5, 1.0])
+    assert mt.linspace(0.0, 1.0, 3).dtype == mt.float32
+    assert mt.linspace(mt.constant(0.0), 1.0, 3).dtype == mt.float32
+    v = mt.Variable(2.0)
+    with mt.GradientTape() as tape:
+        y = mt.reduce_sum(mt.linspace(0.0, v, 3))
+    assert float(tape.gradient(y, v)) == 1.5
+    with pytest.raises(TypeError, match="linspace.*different dtypes"):
+        mt.linspace(mt.constant(0.0), mt.constant(1.0, mt.float64), 3)

@@ -223,3 +223,26 @@ case_einsum_jacobian_zero_row_meets_inf.xfail = (
 def case_matmul_reverse_with_inf(m):
     x, b = m.constant([[2.0, 3.0]]), m.constant([[1.0], [np.inf]])
     return _grad(m, lambda x: m.matmul(x, b), x)
+
+
+# --- 2. linspace's endpoints -----------------------------------------------------------
+
+def case_linspace_gradients(m):
+    a, b = m.constant(0.0), m.constant(1.0)
+    with m.GradientTape(persistent=True) as tape:
+        tape.watch([a, b])
+        s = m.reduce_sum(m.linspace(a, b, 5) * m.constant([1.0, 2.0, 3.0, 4.0, 5.0]))
+        one = m.reduce_sum(m.linspace(a, b, 1))
+    return tape.gradient(s, [a, b]), tape.gradient(one, [a, b])
+
+
+def case_linspace_jvp(m):
+    return _jvp(m, lambda a: m.linspace(a, 1.0, 3), m.constant(0.0), m.constant(1.0))
+
+
+def case_linspace_second_derivative(m):
+    return _grad2(m, lambda a: m.reduce_sum(m.linspace(a, 2.0, 4) ** 2), m.constant(0.5))
+
+
+def case_linspace_of_ints_is_float64(m):
+    return m.linspace(0, 1, 3)
