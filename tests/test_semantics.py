@@ -298,3 +298,105 @@ def test_linspace_dtypes_as_tensorflow():
     assert float(tape.gradient(y, v)) == 1.5
     with pytest.raises(TypeError, match="linspace.*different dtypes"):
         mt.linspace(mt.constant(0.0), mt.constant(1.0, mt.float64), 3)
+
+
+# --- complex norms and abs -------------------------------------------------------------
+
+def test_the_norm_of_a_complex_vector_is_its_length_as_a_complex_number():
+    y = mt.norm(mt.constant(np.array([3 + 4j], np.complex64)))
+    assert y.dtype == np.complex64 and complex(y.numpy()) == 5 + 0j  # TF: (5+0j)
+    c = mt.constant(np.array([3 + 4j, 1 - 1j]))
+    assert mt.norm(c, ord=1).dtype == mt.float64  # TF: the other ords are real
+    np.testing.assert_allclose(float(mt.norm(c, ord=1)), 5 + np.sqrt(2))
+
+
+def test_complex_abs_and_norm_derivatives_follow_tensorflows_convention():
+    c = mt.constant(np.array([3 + 4j, 1 - 1j]))
+    t = mt.constant(np.array([1 + 0j, 1j]))
+    with mt.GradientTape(persistent=True) as tape:
+        tape.watch(c)
+        total = mt.reduce_sum(mt.abs(c))
+        n = mt.norm(c)
+    # TF: grad * x / |x| (the conjugate of the holomorphic derivative, doubled)
+    np.testing.assert_allclose(tape.gradient(total, c).numpy(), [0.6 + 0.8j, (1 - 1j) / np.sqrt(2)])
+    np.testing.assert_allclose(tape.gradient(n, c).numpy(), np.array([3 + 4j, 1 - 1j]) / np.sqrt(27))
+    with mt.autodiff.ForwardAccumulator(c, t) as acc:
+        a, n = mt.abs(c), mt.norm(c)
+    assert acc.jvp(a).dtype == mt.float64
+    np.testing.assert_allclose(acc.jvp(a).numpy(), [0.6, -1 / np.sqrt(2)])  # TF
+    np.testing.assert_allclose(complex(acc.jvp(n).numpy()), 2 / np.sqrt(27))  # TF: 0.3849+0j
+
+
+# --- matrix norms and p-norms ------------------------------------------------------------
+
+A = np.array([[1.0, -2.0], [3.0, 0.5]])
+
+
+def test_matrix_norms_match_tensorflow():
+    a = mt.constant(A.astype(np.float32))
+    values = {o: float(mt.norm(a, ord=o, axis=[0, 1])) for o in (1, 2, np.inf, "fro")}
+    assert values[1] == 4.0 and values[np.inf] == 3.5                      # TF
+    np.testing.assert_allclose(values[2], 3.1690931, rtol=1e-6)             # TF
+    np.testing.assert_allclose(values["fro"], 3.7749171, rtol=1e-6)         # TF
+    assert float(mt.norm(a, ord=1, axis=[1, 0])) == 3.5                    # TF: order counts
+    assert mt.norm(a, ord=np.inf, axis=(0, 1), keepdims=True).shape == (1, 1)
+    stacked = mt.stack([a, 2 * a])
+    np.testing.assert_array_equal(mt.norm(stacked, ord=1, axis=[-2, -1]).numpy(), [4.0, 8.0])
+    with pytest.raises(ValueError, match="norm.*matrix norm.*3"):
+        mt.norm(a, ord=3, axis=[0, 1])
+    with pytest.raises(ValueError, match="norm.*same axis"):
+        mt.norm(a, axis=[1, -1])
+
+
+@pytest.mark.parametrize("ord", [1, np.inf, "fro", 3, 4, 0.5])
+def test_norms_against_finite_differences(ord):
+    rng = np.random.default_rng(0)
+    x = rng.uniform(0.5, 2.0, (3, 4)) * rng.choice([-1.0, 1.0], (3, 4))
+    x[0, 0], x[1, 2] = 3.0, -2.5  # a clear max (no ties) for the 1- and inf-norms
+    axes = [[0, 1]] if ord in (1, np.inf, "fro") else [None, 1]
+    for axis in axes:
+        mt.test.check_gradients(lambda x: mt.norm(x, ord=ord, axis=axis), [x], order=2)
+
+
+def test_the_spectral_norm_gradient_and_its_limits():
+    a = mt.constant(A)
+    with mt.GradientTape(persistent=True) as tape:
+        tape.watch(a)
+        y = mt.norm(a, ord=2, axis=[0, 1])
+    g = tape.gradient(y, a)
+    np.testing.assert_allclose(g.numpy(), [[0.36728074, -0.03169955],
+                                           [0.92612674, -0.07993285]], rtol=1e-6)  # TF
+    mt.test.check_gradients(lambda x: mt.norm(x, ord=2, axis=[0, 1]), [A], order=1)
+    v = mt.constant([[0.5, 1.0], [-1.0, 2.0]], mt.float64)
+    with mt.autodiff.ForwardAccumulator(a, v) as acc:
+        y = mt.norm(a, ord=2, axis=[0, 1])
+    np.testing.assert_allclose(float(acc.jvp(y)), float(mt.reduce_sum(g * v)), rtol=1e-12)
+    # second order needs an SVD gradient: a clear error, never a silent 0
+    with mt.GradientTape() as t2:
+        t2.watch(a)
+        with mt.GradientTape() as t1:
+            t1.watch(a)
+            y = mt.norm(a, ord=2, axis=[0, 1])
+        g = t1.gradient(y, a)
+    with pytest.raises(NotImplementedError, match="spectral norm"):
+        t2.gradient(g, a)
+
+
+def test_p_norms_match_tensorflow():
+    b = mt.constant([1.0, -2.0, 3.0], mt.float64)
+    with mt.GradientTape(persistent=True) as tape:
+        tape.watch(b)
+        y3, y4 = mt.norm(b, ord=3), mt.norm(b, ord=4)
+    np.testing.assert_allclose([float(y3), float(y4)], [3.3019272488946263, 3.1463462836457885])
+    np.testing.assert_allclose(tape.gradient(y3, b).numpy(), [0.0917202, -0.36688081, 0.82548181],
+                               rtol=1e-6)  # TF
+    z = mt.zeros([3], mt.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        with mt.GradientTape(persistent=True) as tape:
+            tape.watch(z)
+            y3, y1, yi = mt.norm(z, ord=3), mt.norm(z, ord=1), mt.norm(z, ord=np.inf)
+        assert np.isnan(tape.gradient(y3, z).numpy()).all()         # TF: nan
+        np.testing.assert_array_equal(tape.gradient(y1, z).numpy(), 0.0)  # TF: 0
+        np.testing.assert_array_equal(tape.gradient(yi, z).numpy(), 0.0)  # TF: 0
+    with pytest.raises(ValueError, match="norm.*vector norm.*0"):
+        mt.norm(b, ord=0)

@@ -333,10 +333,24 @@ abs = _unary("Abs", "abs", np.abs, "|x|.", kinds="biufc")
 
 @RegisterGradient("Abs", batch_safe=True)
 def _abs_grad(op, grad):
-    return grad * sign(op.inputs[0])
+    """grad * sign(x); for complex x, sign(x) = x / |x| (0 at 0) and the real
+    upstream gradient becomes complex: TensorFlow's convention, the conjugate
+    of d|x|/dx = conj(x) / (2|x|), doubled."""
+    x = op.inputs[0]
+    if x.dtype.kind == "c":
+        grad = cast(grad, x.dtype)
+    return grad * sign(x)
 
 
-RegisterJVP("Abs", batch_safe=True)(_abs_grad)  # diagonal Jacobian (see Square)
+@RegisterJVP("Abs", batch_safe=True)
+def _abs_jvp(op, t):
+    """t * sign(x); for complex x the real Re(conj(sign(x)) t) = Re(s)Re(t) +
+    Im(s)Im(t), with Re as a cast to the real dtype and Im(z) = Re(-i z)."""
+    x = op.inputs[0]
+    if x.dtype.kind != "c":
+        return t * sign(x)
+    s, real = sign(x), op.outputs[0].dtype
+    return cast(s, real) * cast(t, real) + cast(s * -1j, real) * cast(t * -1j, real)
 
 
 def _select(op_type, op_name, pick_x, x, y, name):
@@ -443,7 +457,10 @@ def cast(x, dtype, name=None):
         raise TypeError(f"cast: cannot cast a {x.dtype} tensor to {dtype}")
     if x.dtype == dtype:
         return x
-    return emit("Cast", x._value.astype(dtype), (x,), {"DstT": dtype}, name)
+    v = x._value
+    if v.dtype.kind == "c" and dtype.kind != "c":
+        v = v.real  # the real part, as TensorFlow's cast (NumPy would warn)
+    return emit("Cast", v.astype(dtype), (x,), {"DstT": dtype}, name)
 
 
 @RegisterGradient("Cast", batch_safe=True)

@@ -246,3 +246,88 @@ def case_linspace_second_derivative(m):
 
 def case_linspace_of_ints_is_float64(m):
     return m.linspace(0, 1, 3)
+
+
+# --- 3. complex norms and abs; 7. matrix norms and p-norms -----------------------------
+
+def _complex(m):
+    return m.constant(np.array([3 + 4j, 1 - 1j]))
+
+
+def case_norm_of_complex_is_complex(m):
+    return m.norm(m.constant(np.array([3 + 4j], np.complex64))), m.norm(_complex(m))
+
+
+def case_norm_of_complex_other_ords_are_real(m):
+    c = _complex(m)
+    return m.norm(c, ord=1), m.norm(c, ord=np.inf), m.norm(c, ord=3), m.norm(c, ord=2)
+
+
+def case_abs_of_complex_gradient(m):
+    return _grad(m, lambda c: m.reduce_sum(m.abs(c)), _complex(m))
+
+
+def case_abs_of_complex_jvp(m):
+    return _jvp(m, m.abs, m.constant(np.array([3 + 4j, 1 - 1j, 0j])),
+                m.constant(np.array([1 + 0j, 1j, 1 + 1j])))
+
+
+def case_norm_of_complex_gradient_and_jvp(m):
+    c = _complex(m)
+    return _grad(m, m.norm, c), _jvp(m, m.norm, c, m.constant(np.array([1 + 0j, 1j])))
+
+
+def case_norm1_of_complex_gradient(m):
+    return _grad(m, lambda c: m.norm(c, ord=1), _complex(m))
+
+
+def _matrix(m, dtype=None):
+    return m.constant(np.array([[1.0, -2.0], [3.0, 0.5]], dtype or np.float32))
+
+
+def case_matrix_norms(m):
+    a = _matrix(m)
+    return [m.norm(a, ord=o, axis=[0, 1]) for o in (1, 2, np.inf, "fro", "euclidean")]
+
+
+def case_matrix_norms_axis_order_and_keepdims(m):
+    a = _matrix(m)
+    stacked = m.stack([a, 2 * a])
+    return (m.norm(a, ord=1, axis=[1, 0]), m.norm(a, ord=np.inf, axis=(0, 1), keepdims=True),
+            m.norm(stacked, ord=1, axis=[-2, -1]), m.norm(stacked, ord=2, axis=[1, 2]),
+            m.norm(stacked, ord=2, axis=[2, 1], keepdims=True))
+
+
+def case_matrix_norm_gradients(m):
+    a = _matrix(m, np.float64)
+    return [_grad(m, lambda x: m.norm(x, ord=o, axis=[0, 1]), a)[1]
+            for o in (1, 2, np.inf, "fro")]
+
+
+def case_spectral_norm_jvp(m):
+    a = _matrix(m, np.float64)
+    return _jvp(m, lambda x: m.norm(x, ord=2, axis=[0, 1]), a,
+                m.constant(np.array([[0.5, 1.0], [-1.0, 2.0]])))
+
+
+def case_matrix_norm_bad_ord(m):
+    return m.norm(_matrix(m), ord=3, axis=[0, 1])  # ValueError in both
+
+
+def case_vector_p_norms(m):
+    b = m.constant([1.0, -2.0, 3.0], m.float64)
+    return [_grad(m, lambda x: m.norm(x, ord=o), b) for o in (3, 4, 0.5)]
+
+
+def case_vector_p_norm_at_zero(m):
+    z = m.zeros([3], m.float64)
+    return [_grad(m, lambda x: m.norm(x, ord=o), z)[1] for o in (3, 1, np.inf)]
+
+
+def case_vector_norm_bad_ord(m):
+    return m.norm(m.constant([1.0, 2.0]), ord=0)  # ValueError in both
+
+
+def case_complex_matrix_norms(m):
+    c = m.constant(np.array([[3 + 4j, 1 - 1j], [1j, 2]]))
+    return [m.norm(c, ord=o, axis=[0, 1]) for o in ("fro", 1, 2, np.inf)]
