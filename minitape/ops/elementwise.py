@@ -73,7 +73,7 @@ def _lifted(op, tx, ty):
     return lift(tx, x, ndim), lift(ty, y, ndim)
 
 
-def moved(t, term, factor=None):
+def moved(t, term, factor=None, in_traces=False):
     """`term` (t times a partial derivative) with its NaN entries made exactly
     0 where `t` is 0. `t` is a tangent (forward mode) or an upstream gradient
     (reverse mode). Use it in a rule whose partial derivative can be inf or
@@ -81,7 +81,7 @@ def moved(t, term, factor=None):
 
         @RegisterGradient("Sqrt", batch_safe=True)
         def _sqrt_grad(op, grad):
-            return moved(grad, grad / (2 * op.outputs[0]))
+            return moved(grad, grad / (2 * op.outputs[0]), in_traces=True)
 
     An input that does not move, or an output nobody asked about (a zero row
     of a Jacobian's one-hot seed, or the branch `tf.where` did not pick), then
@@ -97,13 +97,18 @@ def moved(t, term, factor=None):
     `term` wherever it is finite (second derivatives next to a NaN are those
     of the plain formula). The masks are comparisons, not differentiable.
     Without a NaN anywhere the masks would change nothing and are skipped
-    (they would double the cost of these rules); a function being traced
-    (`mt.function`) keeps them, as its later calls may meet NaNs."""
+    (they would double the cost of these rules). A function being traced
+    (`mt.function`) keeps the choice made while tracing, unless `in_traces`:
+    then it records the masks, as its later calls may meet NaNs. Pass
+    `in_traces=True` where the mask is TensorFlow's answer (Sqrt's gradient),
+    so traced and compiled functions give it too; the masks that are
+    minitape's own choice (the product rules) stay out of traced programs."""
     if t is None:
         return term
     v = term._value
     total = v.sum() if v.ndim else v[()]  # NaN if any entry is (one cheap check)
-    if total == total and not any(getattr(r, "_keeps_masks", False) for r in state.tapes):
+    if total == total and not (in_traces and any(getattr(r, "_keeps_masks", False)
+                                                 for r in state.tapes)):
         return term
     zero = np.zeros((), term.dtype)
     unmoved = equal(t, 0)
@@ -261,7 +266,7 @@ def _sqrt_grad(op, grad):
     """grad / (2 sqrt(x)): inf at x = 0, NaN for x < 0. A zero upstream
     gradient gives 0 there (TensorFlow's SqrtGrad kernel), so the branch
     `where(x > 0, sqrt(x), 0.)` did not pick sends back 0, not NaN."""
-    return moved(grad, grad / (2 * op.outputs[0]))
+    return moved(grad, grad / (2 * op.outputs[0]), in_traces=True)
 
 
 @RegisterJVP("Sqrt", batch_safe=True)
@@ -492,6 +497,17 @@ def _sign_grad(op, grad):
 def _sign_jvp(op, t):
     """None, as TensorFlow's forward mode gives: sign's output does not move."""
     return None
+
+def connected_zeros(x):
+    """Zeros shaped like x, made from x by ops whose derivative is zero
+    (|sign(x)| * 0; sign's gradient is zeros, and a NaN in x is replaced
+    first, as sign(NaN) * 0 is NaN). A rule that returns 0 for every x (relu's
+    gradient where x <= 0) builds its 0 with this, so its derivative with
+    respect to x is zeros, not None, as TensorFlow's ZerosLike gives."""
+    if np.isnan(x._value).any():
+        x = where(equal(x, x), x, np.zeros((), x.dtype))
+    return abs(sign(x)) * 0
+
 
 # Not differentiable: recorded like any op (so traces replay them), but their
 # inputs get no gradient (NotDifferentiable) and no tangent.

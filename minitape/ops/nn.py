@@ -15,7 +15,7 @@ from ..context import state
 from ..registry import RegisterGradient, RegisterJVP
 from .control import stop_gradient
 from .core import emit, float_input
-from .elementwise import abs, equal, exp, greater, log, sign, where
+from .elementwise import connected_zeros, exp, greater, log, where
 from .reductions import reduce_max, reduce_sum
 from .shapes import identity
 
@@ -45,14 +45,15 @@ def relu(features, name=None):
 
 @RegisterGradient("Relu", batch_safe=True)
 def _relu_grad(op, grad):
-    """grad where x > 0, else 0. While a tape records, the 0 is made from x
-    (sign's gradient is zeros; a NaN x is replaced first, as sign(NaN) * 0 is
-    NaN), so relu's second derivative is zeros rather than None, as in
-    TensorFlow; otherwise it is a plain constant."""
+    """grad where x > 0, else 0. While a tape records (one that could take a
+    second derivative, not only a trace), the 0 comes from x
+    (`connected_zeros`), so relu's second derivative is zeros rather than
+    None, as in TensorFlow; otherwise it is a plain constant (and traced
+    programs stay short)."""
     x = op.inputs[0]
     zero = np.zeros((), grad.dtype)
-    if state.tapes:
-        zero = abs(sign(where(equal(x, x), x, zero))) * 0
+    if any(not getattr(r, "_keeps_masks", False) for r in state.tapes):
+        zero = connected_zeros(x)
     return where(greater(x, 0), grad, zero)
 
 
