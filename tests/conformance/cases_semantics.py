@@ -331,3 +331,19 @@ def case_vector_norm_bad_ord(m):
 def case_complex_matrix_norms(m):
     c = m.constant(np.array([[3 + 4j, 1 - 1j], [1j, 2]]))
     return [m.norm(c, ord=o, axis=[0, 1]) for o in ("fro", 1, 2, np.inf)]
+
+
+def case_variable_equals_none(m):
+    v = m.Variable([1.0, 2.0])
+    return v == None, v != None  # noqa: E711
+
+
+case_variable_equals_none.xfail = (
+    "README differences table: TF raises ValueError for a variable (a tensor gives False); "
+    "minitape gives False and True for both")
+
+
+def case_where_with_packed_lists(m):
+    x = m.constant(1.0)
+    return _grad(m, lambda x: m.reduce_sum(m.where([True, False], [x, x], 0.0)
+                                           + m.multiply([x, 1.0], [2.0, x])), x)
