@@ -400,3 +400,16 @@ def test_p_norms_match_tensorflow():
         np.testing.assert_array_equal(tape.gradient(yi, z).numpy(), 0.0)  # TF: 0
     with pytest.raises(ValueError, match="norm.*vector norm.*0"):
         mt.norm(b, ord=0)
+
+
+def test_stack_and_concat_give_numbers_the_tensors_dtype():
+    # TF 2.21: tf.stack([x64, 1.0]) and tf.concat([v64, [1.0]], 0) are float64
+    x, v = mt.constant(1.0, mt.float64), mt.constant([1.0], mt.float64)
+    assert mt.stack([x, 1.0]).dtype == mt.float64
+    assert mt.stack([1.0, x]).dtype == mt.float64
+    assert mt.concat([v, [1.0]], 0).dtype == mt.float64
+    assert mt.stack([mt.constant(1), 2]).dtype == mt.int32
+    with mt.GradientTape() as tape:
+        tape.watch(x)
+        y = mt.reduce_sum(mt.stack([[x, 2.0], [1.0, x]]))
+    assert float(tape.gradient(y, x)) == 2.0

@@ -153,6 +153,19 @@ def operands(op_name, x, y):
     return x, y
 
 
+def tensor_inputs(op_name, values):
+    """The entries of a list argument (stack's, concat's) as numeric tensors:
+    as TensorFlow converts them, entries that hold no tensor (numbers, lists
+    of numbers) take the dtype of the first tensor in the list."""
+    dtype = first_dtype(values)
+    out = []
+    for v in values:
+        if dtype is not None and not isinstance(v, TensorLike) and not holds_tensors(v):
+            v = Tensor(np.array(_values._to_numpy(v, dtype, op_name)))
+        out.append(tensor_input(op_name, v))
+    return out
+
+
 def broadcast_error(op_name, x, y):
     return ValueError(f"{op_name}: shapes {x.shape} and {y.shape} cannot be "
                       "broadcast together")

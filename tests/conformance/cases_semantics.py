@@ -347,3 +347,9 @@ def case_where_with_packed_lists(m):
     x = m.constant(1.0)
     return _grad(m, lambda x: m.reduce_sum(m.where([True, False], [x, x], 0.0)
                                            + m.multiply([x, 1.0], [2.0, x])), x)
+
+
+def case_stack_and_concat_with_numbers(m):
+    x, v = m.constant(1.0, m.float64), m.constant([1.0], m.float64)
+    return (m.stack([x, 1.0]), m.stack([1.0, x]), m.concat([v, [1.0]], 0),
+            _grad(m, lambda x: m.reduce_sum(m.stack([[x, 2.0], [1.0, x]])), x))
