@@ -3,6 +3,8 @@
 expected value here was measured with TensorFlow 2.21."""
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import minitape as mt
 
@@ -413,3 +415,17 @@ def test_stack_and_concat_give_numbers_the_tensors_dtype():
         tape.watch(x)
         y = mt.reduce_sum(mt.stack([[x, 2.0], [1.0, x]]))
     assert float(tape.gradient(y, x)) == 2.0
+
+
+@settings(max_examples=40, deadline=None)
+@given(shape=st.lists(st.integers(1, 4), min_size=2, max_size=3), data=st.data())
+def test_matrix_norms_agree_with_numpy_over_any_two_axes(shape, data):
+    ndim = len(shape)
+    r = data.draw(st.integers(-ndim, ndim - 1))
+    c = data.draw(st.integers(-ndim, ndim - 1).filter(lambda c: c % ndim != r % ndim))
+    ord = data.draw(st.sampled_from([1, 2, np.inf, "fro"]))
+    keepdims = data.draw(st.booleans())
+    x = np.random.default_rng(len(shape) + 5 * (r % ndim) + c % ndim).standard_normal(shape)
+    got = mt.norm(mt.constant(x), ord=ord, axis=[r, c], keepdims=keepdims).numpy()
+    want = np.linalg.norm(x, ord=ord, axis=(r, c), keepdims=keepdims)
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
