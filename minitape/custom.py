@@ -21,7 +21,7 @@ from .context import state
 from .ops.control import stop_gradient  # noqa: F401  (mt.stop_gradient, an op)
 from .recording import record
 from .registry import NotDifferentiable
-from .tensor import Tensor, convert_to_tensor, snapshot
+from .tensor import Tensor, convert_to_tensor, holds_tensors, snapshot
 
 
 def custom_gradient(f=None):
@@ -36,6 +36,11 @@ def custom_gradient(f=None):
 
     @functools.wraps(f)
     def wrapper(*args, **kwargs):
+        for i, a in enumerate(args):
+            if holds_tensors(a):  # TensorFlow flattens it and then wants one gradient
+                raise TypeError(   # per entry; converting it would detach the tensors
+                    f"custom_gradient {f.__name__}: argument {i} is a list holding tensors; "
+                    "pass the tensors as separate arguments, or mt.stack them first")
         inputs = [convert_to_tensor(a) for a in args]
         # Run f with the tapes recording, as TensorFlow's eager mode does: the
         # ops inside are recorded but unreachable from the outputs (their

@@ -429,3 +429,16 @@ def test_matrix_norms_agree_with_numpy_over_any_two_axes(shape, data):
     got = mt.norm(mt.constant(x), ord=ord, axis=[r, c], keepdims=keepdims).numpy()
     want = np.linalg.norm(x, ord=ord, axis=(r, c), keepdims=keepdims)
     np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+
+
+def test_a_custom_gradient_refuses_a_list_holding_tensors():
+    # TF flattens the list and then fails wanting one gradient per entry;
+    # converting it to one tensor would silently detach x.
+    @mt.custom_gradient
+    def f(v):
+        return mt.reduce_sum(v * v), lambda dy: dy * 3.0 * v
+
+    x = mt.constant(2.0)
+    with pytest.raises(TypeError, match="custom_gradient f: argument 0 is a list holding"):
+        f([x, 1.0])
+    assert float(f(mt.stack([x, 1.0]))) == 5.0
