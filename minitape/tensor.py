@@ -268,10 +268,28 @@ def _frozen(array):
     return array
 
 
+_SEQUENCES = frozenset((list, tuple))
+
+
 def holds_tensors(value):
-    """Whether the list or tuple `value` holds a tensor or variable (at any depth)."""
-    return isinstance(value, (list, tuple)) and any(
-        isinstance(v, TensorLike) or holds_tensors(v) for v in value)
+    """Whether the list or tuple `value` holds a tensor or variable (at any
+    depth). Every list passed to an op is asked, so it goes level by level
+    over the set of the entries' types (at C speed, not entry by entry)."""
+    if not isinstance(value, (list, tuple)):
+        return False
+    level = value
+    while level:
+        types = set(map(type, level))
+        if any(issubclass(t, TensorLike) for t in types):
+            return True
+        if types <= _SEQUENCES:
+            nested = level
+        elif types & _SEQUENCES or any(issubclass(t, (list, tuple)) for t in types):
+            nested = [v for v in level if isinstance(v, (list, tuple))]
+        else:
+            return False
+        level = list(itertools.chain.from_iterable(nested))
+    return False
 
 
 def first_dtype(value):
