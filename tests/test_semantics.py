@@ -442,3 +442,20 @@ def test_a_custom_gradient_refuses_a_list_holding_tensors():
     with pytest.raises(TypeError, match="custom_gradient f: argument 0 is a list holding"):
         f([x, 1.0])
     assert float(f(mt.stack([x, 1.0]))) == 5.0
+
+
+@pytest.mark.parametrize("equation", ["bxby,yz->bxz", "bxby,yz->bz", "ij,jk->ik"])
+def test_einsum_jacobians_with_an_inf_agree_in_every_direction(equation):
+    w = mt.constant(np.array([[1.0, np.inf], [0.5, 2.0]]))
+    shape = (2, 2) if equation.startswith("ij") else (2, 2, 2, 2)
+    x = mt.constant(np.arange(1.0, 1.0 + np.prod(shape)).reshape(shape))
+    with np.errstate(invalid="ignore"):
+        with mt.GradientTape(persistent=True) as tape:
+            tape.watch(x)
+            y = mt.einsum(equation, x, w)
+        forward = tape.jacobian(y, x, experimental_direction="forward").numpy()
+        reverse = tape.jacobian(y, x, experimental_direction="reverse").numpy()
+        loop = tape.jacobian(y, x, experimental_use_pfor=False).numpy()
+    assert not np.isnan(forward).any()
+    np.testing.assert_array_equal(reverse, forward)
+    np.testing.assert_array_equal(loop, forward)

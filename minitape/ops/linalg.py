@@ -12,7 +12,7 @@ import numpy as np
 from ..registry import RegisterGradient, RegisterJVP, batch_ndim
 from .broadcasting import lift, reduce_sum, reshape, unbroadcast
 from .core import constant_like, emit, float_input, operands, tangent_batch, tensor_input
-from .elementwise import moved
+from .elementwise import equal, moved, where
 from .shapes import matrix_transpose, transpose
 
 
@@ -71,9 +71,11 @@ def _product(a, b):
 _MASK_LIMIT = 2 ** 24  # products at most; past it a NaN result stays as it is
 
 
-def _moved_product(z, equation, xs, moving):
+def _moved_product(z, equation, xs, moving, structural=()):
     """`z` = einsum(equation, *xs), or, if it has a NaN, the same contraction
-    with each product whose factor from xs[moving] is 0 counted as 0. The
+    with each product whose factor from xs[moving] is 0 counted as 0 (or
+    whose factor from one of the `structural` operands is 0: the identity
+    matrices that write out a diagonal, whose zeros are not there). The
     products are formed in the space of all the equation's letters (each
     operand reshaped to it), masked with `moved`, then summed. That costs
     memory for every product, so it runs only when z has a NaN (a trace keeps
@@ -91,6 +93,7 @@ def _moved_product(z, equation, xs, moving):
     if int(np.prod([sizes[c] for c in letters], dtype=np.float64)) > _MASK_LIMIT:
         return z
     term = factor = None
+    zeros = []
     for i, (sub, x) in enumerate(zip(ins, xs)):
         unique = "".join(dict.fromkeys(sub))
         if unique != sub:  # a repeated letter: its diagonal
@@ -101,6 +104,10 @@ def _moved_product(z, equation, xs, moving):
         term = x if term is None else term * x
         if i == moving:
             factor = x
+        elif i in structural:
+            zeros.append(equal(x, 0))
+    for zero in zeros:  # a structural 0 makes the product unmoved too
+        factor = where(zero, np.zeros((), factor.dtype), factor)
     term = moved(factor, term)
     summed = [i for i, c in enumerate(letters) if c not in out]
     kept = [c for c in letters if c in out]
@@ -329,10 +336,11 @@ def _einsum_grad(op, grad):
         for c in dict.fromkeys(sub):
             if c not in present:
                 terms.append((c, constant_like(np.ones(sizes[c], dtype))))
-        result, seen = "", set()
+        result, seen, eyes = "", set(), []
         for c in sub:
             if c in seen:
                 d = next(fresh)
+                eyes.append(len(terms))
                 terms.append((c + d, constant_like(np.eye(sizes[c], dtype=dtype))))
                 result += d
             else:
@@ -341,7 +349,8 @@ def _einsum_grad(op, grad):
         equation = ",".join(s for s, _ in terms) + "->" + batch + result
         operands_ = [t for _, t in terms]
         # a zero upstream gradient drops its products (see _moved_product)
-        grads.append(_moved_product(einsum(equation, *operands_), equation, operands_, 0))
+        grads.append(_moved_product(einsum(equation, *operands_), equation, operands_, 0,
+                                    structural=eyes))
     return grads
 
 
