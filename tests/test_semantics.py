@@ -459,3 +459,17 @@ def test_einsum_jacobians_with_an_inf_agree_in_every_direction(equation):
     assert not np.isnan(forward).any()
     np.testing.assert_array_equal(reverse, forward)
     np.testing.assert_array_equal(loop, forward)
+
+
+@pytest.mark.parametrize("jit", [False, True])
+def test_packed_lists_in_traced_and_compiled_functions(jit):
+    @mt.function(jit_compile=jit)
+    def g(x):
+        with mt.GradientTape() as tape:
+            tape.watch(x)
+            y = mt.reduce_mean([x, x + 2, 3.0])
+        return y, tape.gradient(y, x)
+
+    for value in (1.0, 4.0):
+        y, dy = g(mt.constant(value))
+        np.testing.assert_allclose([float(y), float(dy)], [(2 * value + 5) / 3, 2 / 3], rtol=1e-6)
