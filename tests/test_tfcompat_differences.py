@@ -36,6 +36,8 @@ ROWS = [
     ("ops whose result's shape depends on values (`where(condition)`, `boolean_mask`, "
      "`segment_sum`) inside `mt.function`"),
     "the order of NaNs in `sort`, `argsort`, `top_k`",
+    "`variable == None`",
+    "`x ** 0.5` at `x = -inf` inside a function",
     "`pad`'s `constant_values` of another dtype",
     "`mt.function(jit_compile=True)`",
     "a custom gradient registered by tracing an `mt.function`",
@@ -242,6 +244,38 @@ def test_a_zero_tangent_contributes_nothing_in_forward_mode():
                                                    mt.constant(0.0)]) as acc:
         y = x0 * 1.0 + x1 * np.float32(np.inf)
     assert float(acc.jvp(y)) == 1.0
+
+
+def test_matmul_and_einsum_drop_zero_tangent_products_in_both_directions():
+    # TensorFlow 2.21: forward [[nan]] and Jacobian rows [[1, nan], [0, inf]]
+    x = mt.constant([[2.0, 3.0]])
+    b = mt.constant([[1.0], [np.inf]])
+    xs, c = mt.constant([2.0, 3.0]), mt.constant([[1.0, 0.0], [0.0, np.inf]])
+    with np.errstate(invalid="ignore"):
+        with mt.autodiff.ForwardAccumulator(x, mt.constant([[1.0, 0.0]])) as acc:
+            y = mt.matmul(x, b)
+        assert acc.jvp(y).numpy().tolist() == [[1.0]]
+        with mt.GradientTape(persistent=True) as tape:
+            tape.watch(xs)
+            ys = mt.matmul(c, mt.reshape(xs, [2, 1]))[:, 0]
+            ye = mt.einsum("ij,j->i", c, xs)
+        for y in (ys, ye):
+            for direction in ("forward", "reverse"):
+                jac = tape.jacobian(y, xs, experimental_direction=direction).numpy()
+                assert jac.tolist() == [[1.0, 0.0], [0.0, np.inf]]
+
+
+def test_a_variable_compared_with_none_is_false():
+    v = mt.Variable([1.0, 2.0])
+    assert (v == None) is False and (v != None) is True  # noqa: E711
+    assert None not in [v, mt.Variable(3.0)]
+
+
+@pytest.mark.parametrize("jit", [False, True])
+def test_minus_inf_to_the_half_is_inf_in_functions(jit):
+    f = mt.function(lambda x: mt.reduce_sum(x) ** 0.5, jit_compile=jit)
+    with np.errstate(invalid="ignore"):
+        assert float(f(mt.constant([-np.inf, 1.0]))) == np.inf
 
 
 def test_pad_converts_a_constant_of_another_dtype():

@@ -1,6 +1,7 @@
 """All built-in ops, and the Python operators (`+`, `*`, `@`, `[]`, ...) that
 Tensor and Variable get from them."""
-from ..tensor import Tensor, Variable, convert_to_tensor  # noqa: F401
+from ..tensor import Tensor, Variable  # noqa: F401
+from .core import convert_to_tensor  # noqa: F401  (packs lists of tensors, recorded)
 from .clip import clip_by_norm, clip_by_value  # noqa: F401
 from .control import stop_gradient  # noqa: F401
 from .creation import eye, fill, linspace, ones, ones_like, range, zeros, zeros_like  # noqa: F401
@@ -55,6 +56,20 @@ _OPERATORS = {
     "__lt__": less, "__le__": less_equal, "__gt__": greater, "__ge__": greater_equal,
     "__eq__": equal, "__ne__": not_equal,
 }
+
+
+
+def _none_aware(compare, result):
+    """`t == None` is False and `t != None` True, as in TensorFlow, so `None in
+    [t1, t2]` and `if g == None` work; anything else compares elementwise."""
+    def fn(self, other):
+        return result if other is None else compare(self, other)
+    fn.__name__ = compare.__name__
+    return fn
+
+
+_OPERATORS["__eq__"] = _none_aware(equal, False)
+_OPERATORS["__ne__"] = _none_aware(not_equal, True)
 
 for _name, _fn in _OPERATORS.items():
     setattr(Tensor, _name, _fn)
