@@ -461,7 +461,7 @@ def compile_graph(graph, input_names=None, shapes=None, name=None):
     flat = []
     for r in _flat_refs(graph.outputs):
         flat.append(read(r))
-    fname = identifier(name or graph.name, "f")
+    fname = names.new(identifier(name or graph.name, "f"))  # not a kernel's name (run_1)
     source = (f"def {fname}({', '.join(params)}):\n" + "\n".join(header + lines)
               + ("\n" if header or lines else "")
               + f"    return ({', '.join(flat)}{',' if len(flat) == 1 else ''})\n")

@@ -4,3 +4,6 @@ from .ops import (abs, add, cos, divide, equal, exp, floor, greater,  # noqa: F4
                   negative, not_equal, pow, reduce_max, reduce_mean, reduce_min,
                   reduce_prod, reduce_sum, round, sigmoid, sign, sin, softplus, sqrt,
                   square, subtract, tanh)
+from .ops import (acos, acosh, angle, asin, asinh, atan, atan2, atanh, conj,  # noqa: F401
+                  cosh, expm1, imag, log1p, log_sigmoid, real, reciprocal, rsqrt,
+                  sinh, softsign, tan, xdivy, xlogy)

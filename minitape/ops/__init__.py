@@ -15,6 +15,10 @@ from .reductions import (norm, reduce_max, reduce_mean, reduce_min,  # noqa: F40
 from .shapes import (broadcast_to, concat, expand_dims, getitem, identity,  # noqa: F401
                      matrix_transpose, pad, reshape, shape, size, squeeze, stack,
                      transpose, unstack)
+from .complex import angle, complex, conj, imag, real  # noqa: F401
+from .trigonometric import acos, acosh, asin, asinh, atan, atan2, atanh, cosh, sinh, tan  # noqa: F401,E501
+from .exp_log import (expm1, log1p, log_sigmoid, reciprocal, rsqrt, softsign,  # noqa: F401
+                      xdivy, xlogy)
 
 
 def _swap(fn):
@@ -43,3 +47,8 @@ Tensor.__pos__ = Variable.__pos__ = lambda self: self
 # ops.linalg must not shadow the public namespaces mt.nn and mt.linalg).
 __all__ = sorted(name for name, value in list(globals().items())
                  if not name.startswith("_") and type(value).__name__ != "module")
+# Names TensorFlow has in tf.math (or tf.nn) but not at the top level: mt.math.expm1
+# and mt.ops.expm1, but no mt.expm1.
+_MATH_ONLY = {"angle", "conj", "expm1", "imag", "log1p", "log_sigmoid", "real", "reciprocal",
+              "rsqrt", "softsign", "xdivy", "xlogy"}
+__all__ = [name for name in __all__ if name not in _MATH_ONLY]
