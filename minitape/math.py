@@ -7,3 +7,4 @@ from .ops import (abs, add, cos, divide, equal, exp, floor, greater,  # noqa: F4
 from .ops import (acos, acosh, angle, asin, asinh, atan, atan2, atanh, conj,  # noqa: F401
                   cosh, expm1, imag, log1p, log_sigmoid, real, reciprocal, rsqrt,
                   sinh, softsign, tan, xdivy, xlogy)
+from .ops import digamma, erf, erfc, lgamma, polygamma  # noqa: F401

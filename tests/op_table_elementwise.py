@@ -41,4 +41,15 @@ CASES = [
     case("elementwise.xlogy", mt.math.xlogy, S(2, 3), P(2, 3)),
     case("elementwise.xlogy-broadcast", mt.math.xlogy, S(3, 1), P(4)),
     case("elementwise.xdivy", mt.math.xdivy, S(2, 3), S(2, 3)),
+    # special functions
+    case("elementwise.erf", mt.math.erf, R(2, 3)),
+    case("elementwise.erfc", mt.math.erfc, R(2, 3)),
+    case("elementwise.lgamma", mt.math.lgamma, P(2, 3)),
+    case("elementwise.lgamma-negative", mt.math.lgamma, U(-0.9, -0.1, 4)),
+    case("elementwise.digamma", mt.math.digamma, P(2, 3)),
+    case("elementwise.digamma-negative", mt.math.digamma, U(-2.8, -2.2, 4)),
+    case("elementwise.polygamma", lambda x: mt.math.polygamma(mt.constant(1.0, x.dtype), x),
+         P(2, 3)),
+    case("elementwise.polygamma-broadcast",
+         lambda x: mt.math.polygamma(mt.constant([[0.0], [2.0]], x.dtype), x), P(3)),
 ]

@@ -19,6 +19,7 @@ from .complex import angle, complex, conj, imag, real  # noqa: F401
 from .trigonometric import acos, acosh, asin, asinh, atan, atan2, atanh, cosh, sinh, tan  # noqa: F401,E501
 from .exp_log import (expm1, log1p, log_sigmoid, reciprocal, rsqrt, softsign,  # noqa: F401
                       xdivy, xlogy)
+from .special import digamma, erf, erfc, lgamma, polygamma  # noqa: F401
 
 
 def _swap(fn):
@@ -51,4 +52,5 @@ __all__ = sorted(name for name, value in list(globals().items())
 # and mt.ops.expm1, but no mt.expm1.
 _MATH_ONLY = {"angle", "conj", "expm1", "imag", "log1p", "log_sigmoid", "real", "reciprocal",
               "rsqrt", "softsign", "xdivy", "xlogy"}
+_MATH_ONLY |= {"digamma", "erf", "erfc", "lgamma", "polygamma"}
 __all__ = [name for name in __all__ if name not in _MATH_ONLY]
