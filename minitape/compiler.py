@@ -310,6 +310,7 @@ def compile_graph(graph, input_names=None, shapes=None, name=None):
     for node, out in zip(graph.nodes, shapes):
         specs += [(None if o is None else tuple(o), s.dtype) for o, s in zip(out, node.outputs)]
     names = _Names()
+    fname = names.new(identifier(name or graph.name, "f"))  # first: no kernel may take it
     namespace = dict(HELPERS)
     expr = {}          # value number -> the identifier holding it
     constants = {}     # value number -> its constant array (folded or captured)
@@ -461,7 +462,6 @@ def compile_graph(graph, input_names=None, shapes=None, name=None):
     flat = []
     for r in _flat_refs(graph.outputs):
         flat.append(read(r))
-    fname = names.new(identifier(name or graph.name, "f"))  # not a kernel's name (run_1)
     source = (f"def {fname}({', '.join(params)}):\n" + "\n".join(header + lines)
               + ("\n" if header or lines else "")
               + f"    return ({', '.join(flat)}{',' if len(flat) == 1 else ''})\n")

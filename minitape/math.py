@@ -8,3 +8,6 @@ from .ops import (acos, acosh, angle, asin, asinh, atan, atan2, atanh, conj,  # 
                   cosh, expm1, imag, log1p, log_sigmoid, real, reciprocal, rsqrt,
                   sinh, softsign, tan, xdivy, xlogy)
 from .ops import digamma, erf, erfc, lgamma, polygamma  # noqa: F401
+from .ops import (add_n, ceil, divide_no_nan, floordiv, floormod, is_finite,  # noqa: F401
+                  is_inf, is_nan, logical_and, logical_not, logical_or, logical_xor, mod,
+                  multiply_no_nan, squared_difference, truediv)

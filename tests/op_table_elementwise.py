@@ -52,4 +52,46 @@ CASES = [
          P(2, 3)),
     case("elementwise.polygamma-broadcast",
          lambda x: mt.math.polygamma(mt.constant([[0.0], [2.0]], x.dtype), x), P(3)),
+    # division, rounding, sums
+    case("elementwise.truediv", mt.truediv, R(2, 3), S(2, 3)),
+    case("elementwise.floormod", mt.math.floormod, U(0.1, 0.9, 2, 3) + 2.0, U(0.95, 1.05, 2, 3)),
+    case("elementwise.floormod-negative", mt.math.floormod, U(-2.9, -2.1, 3), U(1.0, 1.05, 3)),
+    case("elementwise.x%y", lambda x, y: x % y, U(3.1, 3.9, 2, 2), U(0.95, 1.05, 2)),
+    case("elementwise.divide_no_nan", mt.math.divide_no_nan, R(2, 3), S(2, 3)),
+    case("elementwise.multiply_no_nan", mt.math.multiply_no_nan, R(2, 3), S(2, 3)),
+    case("elementwise.multiply_no_nan-broadcast", mt.math.multiply_no_nan, R(3, 1), S(4)),
+    case("elementwise.squared_difference", mt.math.squared_difference, R(2, 3), R(2, 3)),
+    case("elementwise.squared_difference-broadcast", mt.math.squared_difference, R(2, 1),
+         R(3)),
+    case("elementwise.add_n", lambda x, y: mt.add_n([x, y, x]), R(2, 3), R(2, 3)),
+    case("elementwise.add_n-one", lambda x: mt.math.add_n([x]), R(3)),
+    # complex numbers, differentiated by TensorFlow's convention (real in, real out)
+    case("elementwise.complex-real-imag",
+         lambda x, y: mt.math.real(mt.complex(x, y)) * mt.math.imag(mt.complex(y, x)),
+         R(2, 3), R(2, 3)),
+    case("elementwise.complex-broadcast", lambda x, y: mt.math.imag(mt.tan(mt.complex(x, y))),
+         R(2, 1), R(3)),
+    case("elementwise.complex-angle", lambda x, y: mt.math.angle(mt.complex(x, y)), S(2, 3),
+         S(2, 3)),
+    case("elementwise.complex-conj",
+         lambda x, y: mt.math.imag(mt.math.log1p(mt.math.conj(mt.complex(x, y)))), P(4), R(4)),
+    case("elementwise.complex-tan", lambda x, y: mt.math.real(mt.tan(mt.complex(x, y))),
+         R(4), R(4)),
+    case("elementwise.complex-sinh-cosh",
+         lambda x, y: mt.math.imag(mt.sinh(mt.cosh(mt.complex(x, y)))), R(4), R(4)),
+    case("elementwise.complex-inverse-trig",
+         lambda x, y: mt.math.real(mt.asin(mt.complex(x, y)))
+         + mt.math.imag(mt.acos(mt.complex(y, x))) + mt.math.real(mt.atan(mt.complex(x, y))),
+         R(4) * 0.5, R(4) * 0.5),
+    case("elementwise.complex-inverse-hyperbolic",
+         lambda x, y: mt.math.real(mt.asinh(mt.complex(x, y)))
+         + mt.math.imag(mt.acosh(mt.complex(x + 2.0, y)))
+         + mt.math.imag(mt.atanh(mt.complex(x * 0.5, y))), R(4), R(4)),
+    case("elementwise.complex-exp-log",
+         lambda x, y: mt.math.real(mt.math.expm1(mt.complex(x, y)))
+         + mt.math.imag(mt.math.rsqrt(mt.complex(x + 2.0, y)))
+         + mt.math.real(mt.math.reciprocal(mt.complex(x + 2.0, y))), R(4), R(4)),
+    case("elementwise.complex-divide_no_nan",
+         lambda x, y: mt.math.imag(mt.math.divide_no_nan(mt.complex(x, y), mt.complex(y, x + 2.0))),
+         R(4), R(4)),
 ]

@@ -20,6 +20,10 @@ from .trigonometric import acos, acosh, asin, asinh, atan, atan2, atanh, cosh, s
 from .exp_log import (expm1, log1p, log_sigmoid, reciprocal, rsqrt, softsign,  # noqa: F401
                       xdivy, xlogy)
 from .special import digamma, erf, erfc, lgamma, polygamma  # noqa: F401
+from .arithmetic import (add_n, ceil, divide_no_nan, floordiv, floormod, mod,  # noqa: F401
+                         multiply_no_nan, squared_difference, truediv)
+from .logical import (and_, invert_, is_finite, is_inf, is_nan, logical_and,  # noqa: F401
+                      logical_not, logical_or, logical_xor, or_, xor)
 
 
 def _swap(fn):
@@ -39,6 +43,12 @@ _OPERATORS = {
     "__eq__": equal, "__ne__": not_equal,
 }
 
+_OPERATORS.update({  # issue 16: // and % as TensorFlow's floordiv and floormod; & | ^ ~
+    "__floordiv__": floordiv, "__rfloordiv__": _swap(floordiv),
+    "__mod__": floormod, "__rmod__": _swap(floormod),
+    "__and__": and_, "__rand__": _swap(and_), "__or__": or_, "__ror__": _swap(or_),
+    "__xor__": xor, "__rxor__": _swap(xor), "__invert__": invert_,
+})
 for _name, _fn in _OPERATORS.items():
     setattr(Tensor, _name, _fn)
     setattr(Variable, _name, _fn)
@@ -52,5 +62,8 @@ __all__ = sorted(name for name, value in list(globals().items())
 # and mt.ops.expm1, but no mt.expm1.
 _MATH_ONLY = {"angle", "conj", "expm1", "imag", "log1p", "log_sigmoid", "real", "reciprocal",
               "rsqrt", "softsign", "xdivy", "xlogy"}
-_MATH_ONLY |= {"digamma", "erf", "erfc", "lgamma", "polygamma"}
+_MATH_ONLY |= {"digamma", "erf", "erfc", "lgamma", "polygamma", "ceil", "divide_no_nan",
+               "floordiv", "floormod", "mod", "multiply_no_nan", "squared_difference",
+               "is_finite", "is_inf", "is_nan", "logical_xor", "and_", "or_", "xor",
+               "invert_"}
 __all__ = [name for name in __all__ if name not in _MATH_ONLY]

@@ -9,14 +9,17 @@ _SinGrad is `grad * cos(conj(z))`. JAX returns the conjugate of this (its
 README's differences table says so. Forward mode (JVP) is plain calculus,
 f'(z) times the tangent, in all three.
 
-The five ops here are linear over the reals, so each rule is one line.
+The five ops here are linear over the reals, so each rule is one line. They
+sit below elementwise.py, whose rules take the conjugates they need with
+`conj` (free for real tensors: it returns them as they are); their own rules
+use the operators (`-`, `/`), which elementwise.py provides.
 """
 import numpy as np
 
 from ..registry import NotDifferentiable, RegisterGradient, RegisterJVP, batch_ndim
 from .broadcasting import full_tangent, lift, unbroadcast
+from ..tensor import Tensor
 from .core import broadcast_error, emit, operands, replay, tangent_batch, tensor_input
-from .elementwise import less, where
 
 _COMPLEX_OF = {np.dtype(np.float32): np.dtype(np.complex64),
                np.dtype(np.float64): np.dtype(np.complex128)}
@@ -110,6 +113,8 @@ replay("Imag", lambda xs, attrs, out_shapes: imag(xs[0]))
 
 def conj(x, name=None):
     """The complex conjugate; a real (or integer) input is returned as it is."""
+    if type(x) is Tensor and x._value.dtype.kind != "c":
+        return x  # the common case inside gradient rules: nothing to do, nothing recorded
     x = tensor_input("conj", x)
     if x.dtype.kind != "c":
         return x
@@ -129,25 +134,30 @@ def angle(input, name=None):
     """The argument of a complex number, atan2(imag, real), in (-pi, pi]; for a
     real input, pi where it is negative and 0 elsewhere (as TensorFlow does)."""
     x = tensor_input("angle", input)
-    if x.dtype.kind == "c":
-        return emit("Angle", np.angle(x._value), (x,), None, name)
-    if x.dtype.kind != "f":
+    if x.dtype.kind not in "fc":
         raise TypeError(f"angle: expected a float or complex tensor, got dtype {x.dtype}")
-    return where(less(x, 0), np.asarray(np.pi, x.dtype), np.zeros((), x.dtype))
+    if x.dtype.kind == "c":
+        value = np.angle(x._value)  # complex64 -> float32
+    else:
+        value = np.where(x._value < 0, x.dtype.type(np.pi), x.dtype.type(0))
+    return emit("Angle", value, (x,), None, name)
 
 
 @RegisterGradient("Angle", batch_safe=True)
 def _angle_grad(op, grad):
     # angle(z) = atan2(y, x): d/dx = -y / |z|^2, d/dy = x / |z|^2, which as
     # dL/dx + i dL/dy is -grad / (y + ix) (TensorFlow's _AngleGrad); NaN at z = 0.
+    # The angle of a real number is 0 or pi: a step, no gradient (None).
     z = op.inputs[0]
+    if z.dtype.kind != "c":
+        return None
     return -complex(grad, np.zeros((), grad.dtype)) / complex(imag(z), real(z))
 
 
 @RegisterJVP("Angle", batch_safe=True)
 def _angle_jvp(op, t):
     # d angle = Im(dz / z) (angle(z) is the imaginary part of log z); NaN at z = 0.
-    return imag(t / op.inputs[0])
+    return imag(t / op.inputs[0]) if op.inputs[0].dtype.kind == "c" else None
 
 
 replay("Angle", lambda xs, attrs, out_shapes: angle(xs[0]))
