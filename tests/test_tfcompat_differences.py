@@ -35,6 +35,7 @@ ROWS = [
     "`pad`'s `constant_values` of another dtype",
     "`mt.function(jit_compile=True)`",
     "a custom gradient registered by tracing an `mt.function`",
+    "`softsign`'s second derivative, Jacobian and JVP",
 ]
 
 
@@ -272,3 +273,21 @@ def test_a_traced_custom_gradient_lives_as_long_as_its_function():
     del model
     gc.collect()
     assert not mt.registry.is_registered(key)
+
+
+def test_softsign_has_every_derivative():
+    # TensorFlow 2.21: tf.nn.softsign's second derivative, tape.jacobian and JVP
+    # raise LookupError (no gradient for SoftsignGrad). softsign'(x) = 1/(1+|x|)^2,
+    # softsign''(x) = -2 sign(x)/(1+|x|)^3.
+    x = mt.constant([0.5, -2.0], dtype=mt.float64)
+    with mt.GradientTape(persistent=True) as outer:
+        outer.watch(x)
+        with mt.GradientTape() as inner:
+            inner.watch(x)
+            y = mt.nn.softsign(x)
+        g = inner.gradient(y, x)
+    np.testing.assert_allclose(outer.gradient(g, x).numpy(), [-2 / 1.5 ** 3, 2 / 27])
+    np.testing.assert_allclose(outer.jacobian(y, x).numpy(), np.diag([1 / 2.25, 1 / 9]))
+    with mt.autodiff.ForwardAccumulator(x, mt.constant([1.0, 1.0], dtype=mt.float64)) as acc:
+        y = mt.nn.softsign(x)
+    np.testing.assert_allclose(acc.jvp(y).numpy(), [1 / 2.25, 1 / 9])

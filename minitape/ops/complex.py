@@ -70,7 +70,7 @@ def _complex_part(op_type, op_name, numpy_fn, of_real, doc):
         x = tensor_input(op_name, input)
         if x.dtype.kind != "c":
             return of_real(x)
-        return emit(op_type, np.ascontiguousarray(numpy_fn(x._value)), (x,), None, name)
+        return emit(op_type, np.array(numpy_fn(x._value)), (x,), None, name)  # a copy, not a view
     op.__name__ = op.__qualname__ = op_name
     op.__doc__ = doc
     return op
