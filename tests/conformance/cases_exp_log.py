@@ -38,12 +38,12 @@ def case_reciprocal(m):
 def case_rsqrt_where_trap(m):
     """tf.where(x > 0, rsqrt(x), 0) at x <= 0: the gradient 0, not NaN."""
     return probe(m, lambda x: m.where(x > 0, m.math.rsqrt(x), 0.0), [-1.0, 0.0, 4.0],
-                 parts=("value", "grad", "jacobian", "jvp"))
+                 parts=("value", "grad", "grad2", "jacobian", "jvp"))
 
 
 def case_reciprocal_where_trap(m):
-    return probe(m, lambda x: m.where(x > 0, m.math.reciprocal(x), 0.0), [0.0, -0.0, 4.0],
-                 parts=("value", "grad", "jacobian", "jvp"))
+    return probe(m, lambda x: m.where(x > 0, m.math.reciprocal(x), 0.0), [0.0, -1.0, 4.0],
+                 parts=("value", "grad", "grad2", "jacobian", "jvp"))
 
 
 def case_log1p_where_trap_is_nan(m):
