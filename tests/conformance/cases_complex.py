@@ -85,3 +85,41 @@ def case_chain_rule_through_complex(m):
             loss = m.reduce_sum(m.math.imag(m.tan(z)) + m.math.angle(m.math.expm1(z)))
         g = tape.gradient(loss, x)
     return loss, g, outer.gradient(g, x)
+
+
+def _binary_grad_and_jvp(m, f, parts=("value", "grad", "jvp")):
+    x = m.constant(np.array([1 + 2j, -0.5 + 0.25j]))
+    y = m.constant(np.array([0.5 - 1j, 2.0 + 1j]))
+    with m.GradientTape() as tape:
+        tape.watch([x, y])
+        z = f(x, y)
+    grads = tape.gradient(z, [x, y])
+    with m.autodiff.ForwardAccumulator([x, y], [m.constant(np.array([1 + 0.5j, -1j])),
+                                                m.constant(np.array([0.25 + 1j, 2.0]))]) as acc:
+        z2 = f(x, y)
+    out = {"value": z, "grad": grads, "jvp": acc.jvp(z2)}
+    return {k: v for k, v in out.items() if k in parts}
+
+
+def case_complex_binary_ops(m):
+    out = {name: _binary_grad_and_jvp(m, getattr(m.math, name))
+           for name in ("divide_no_nan", "multiply_no_nan", "truediv", "multiply", "divide")}
+    # TensorFlow's Xlogy, Xdivy and SquaredDifference gradients take no conjugate
+    # (math_grad.py); minitape gives the same numbers
+    out.update({name: _binary_grad_and_jvp(m, getattr(m.math, name), ("value", "grad"))
+                for name in ("xlogy", "xdivy", "squared_difference")})
+    return out
+
+
+case_complex_binary_ops.ulps = 64
+
+
+def case_complex_jvp_of_rules_without_conjugate(m):
+    return {name: _binary_grad_and_jvp(m, getattr(m.math, name), ("jvp",))
+            for name in ("xlogy", "xdivy", "squared_difference")}
+
+
+case_complex_jvp_of_rules_without_conjugate.xfail = (
+    "TensorFlow's forward mode transposes these gradients, which take no conjugate, so "
+    "its JVPs multiply the tangents by the conjugated partials; minitape's by the partials "
+    "themselves (xlogy: log(y) tx + x/y ty)")
