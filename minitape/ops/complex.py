@@ -76,13 +76,19 @@ def _complex_part(op_type, op_name, numpy_fn, of_real, doc):
     return op
 
 
+def _zeros_like(x):
+    """Zeros of x's shape and dtype, recorded (TensorFlow's ZerosLike: imag of a
+    real tensor), so traces replay them at the input's shape; no gradient."""
+    return emit("ZerosLike", np.zeros_like(x._value), (x,))
+
+
+NotDifferentiable("ZerosLike")
+replay("ZerosLike", lambda xs, attrs, out_shapes: _zeros_like(xs[0]))
+
 real = _complex_part("Real", "real", np.real, lambda x: x,
                      "The real part (a float tensor); a real input is returned as it is.")
-imag = _complex_part("Imag", "imag", np.imag,
-                     lambda x: emit("ZerosLike", np.zeros_like(x._value), (x,)),
+imag = _complex_part("Imag", "imag", np.imag, _zeros_like,
                      "The imaginary part (a float tensor); zeros for a real input.")
-NotDifferentiable("ZerosLike")  # imag of a real tensor: constant zeros (None gradient)
-replay("ZerosLike", lambda xs, attrs, out_shapes: imag(xs[0]))
 
 
 @RegisterGradient("Real", batch_safe=True)
