@@ -32,9 +32,14 @@ reciprocal = unary("reciprocal", "Reciprocal", lambda v: 1 / v,
                    lambda x, y: -square(y),            # -1 / x**2; -inf at 0
                    "1 / x. Its rules give 0 where the upstream gradient is 0, as "
                    "TensorFlow's ReciprocalGrad kernel does.", masked=True)
-softsign = unary("softsign", "Softsign", lambda v: v / (1 + np.abs(v)),
-                 lambda x, y: 1 / square(1 + abs(x)),
-                 "x / (1 + |x|): a smooth step from -1 to 1.", complex=False)
+_softsign = unary("softsign", "Softsign", lambda v: v / (1 + np.abs(v)),
+                  lambda x, y: 1 / square(1 + abs(x)),
+                  "", complex=False)
+
+
+def softsign(features, name=None):
+    """x / (1 + |x|): a smooth step from -1 to 1 (TensorFlow's argument name)."""
+    return _softsign(features, name=name)
 
 
 def log_sigmoid(x, name=None):

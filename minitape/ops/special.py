@@ -133,9 +133,13 @@ digamma = unary("digamma", "Digamma", lambda v: _polygamma(np.zeros((), v.dtype)
                 lambda x, y: polygamma(np.ones((), x.dtype), x),  # trigamma; inf at poles
                 "psi(x), the derivative of lgamma; NaN at 0, -1, -2, ...", complex=False)
 
-polygamma = binary("polygamma", "Polygamma", _polygamma,
-                   "The n-th derivative of digamma, psi^(a)(x), for a whole number a >= 0 "
-                   "(a float tensor, as in TensorFlow; NaN for any other a).", kinds="f")
+_polygamma_op = binary("polygamma", "Polygamma", _polygamma, "", kinds="f")
+
+
+def polygamma(a, x, name=None):
+    """The a-th derivative of digamma, psi^(a)(x), for a whole number a >= 0 (a
+    float tensor like x, as in TensorFlow; NaN for any other a)."""
+    return _polygamma_op(a, x, name=name)
 
 
 @RegisterGradient("Polygamma", batch_safe=True)

@@ -48,9 +48,12 @@ atanh = unary("atanh", "Atanh", np.arctanh,
               "Inverse hyperbolic tangent (+-inf at +-1, NaN beyond).")
 
 
-atan2 = binary("atan2", "Atan2", np.arctan2,
-               "The angle of the point (x, y) in (-pi, pi]: atan2(y, x), y first as in "
-               "TensorFlow.", kinds="f")
+_atan2 = binary("atan2", "Atan2", np.arctan2, "", kinds="f")
+
+
+def atan2(y, x, name=None):
+    """The angle of the point (x, y), in (-pi, pi]: y first, as in TensorFlow."""
+    return _atan2(y, x, name=name)
 
 
 @RegisterGradient("Atan2", batch_safe=True)
