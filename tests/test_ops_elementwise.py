@@ -72,6 +72,12 @@ def test_top_level_names_are_tensorflows():
 def test_atan2_takes_y_first():
     y = mt.atan2(mt.constant([1.0, 1.0, 0.0]), mt.constant([-1.0, 0.0, -2.0]))
     np.testing.assert_allclose(y.numpy(), [3 * np.pi / 4, np.pi / 2, np.pi], rtol=1e-7)
+    # TensorFlow's argument names work as keywords
+    assert float(mt.atan2(x=mt.constant(-1.0), y=mt.constant(0.0))) == pytest.approx(np.pi)
+    assert float(mt.math.polygamma(x=mt.constant(1.0), a=mt.constant(1.0))) == \
+        pytest.approx(np.pi ** 2 / 6)
+    assert float(mt.nn.softsign(features=mt.constant(1.0))) == 0.5
+    assert mt.complex(imag=mt.constant(2.0), real=mt.constant(1.0)).numpy() == 1 + 2j
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
