@@ -189,15 +189,15 @@ pow = _binary("Pow", "pow", operator.pow, "x ** y, elementwise.")
 def _pow_grad(op, grad):
     x, y = op.inputs
     gx = _moved(grad, grad * conj(y) * conj(pow(x, y - 1))) if op.needs[0] else None
-    gy = _moved(grad, grad * op.outputs[0] * _log_base(x)) if op.needs[1] else None
+    gy = _moved(grad, grad * conj(op.outputs[0]) * conj(_log_base(x))) if op.needs[1] else None
     return _both(op, grad, gx, gy)
 
 
 def _log_base(x):
     """log(x) for d(x**y)/dy = x**y * log(x), taken as 0 where x <= 0 (as
-    TensorFlow does)."""
-    positive = greater(x, 0)
-    return where(positive, log(where(positive, x, 1)), 0)
+    TensorFlow does); for complex x, 0 only at x = 0 (log is defined elsewhere)."""
+    defined = not_equal(x, 0) if x.dtype.kind == "c" else greater(x, 0)
+    return where(defined, log(where(defined, x, 1)), 0)
 
 
 @RegisterJVP("Pow", batch_safe=True)

@@ -123,3 +123,10 @@ case_complex_jvp_of_rules_without_conjugate.xfail = (
     "TensorFlow's forward mode transposes these gradients, which take no conjugate, so "
     "its JVPs multiply the tangents by the conjugated partials; minitape's by the partials "
     "themselves (xlogy: log(y) tx + x/y ty)")
+
+
+def case_complex_pow(m):
+    return _binary_grad_and_jvp(m, m.pow)
+
+
+case_complex_pow.ulps = 64
