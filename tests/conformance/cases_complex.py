@@ -3,6 +3,8 @@ angle, with TensorFlow's convention for gradients through complex numbers
 (the gradient of a real loss is dL/dx + i dL/dy) and JVPs; dtypes; real inputs."""
 import numpy as np
 
+from .cases_trigonometric import complex_probe
+
 Z = [1 + 2j, -3 - 0.5j, 0.25 + 0j]
 T = [1 + 2j, 0.5 - 1j, -1 + 0.5j]
 
@@ -130,3 +132,12 @@ def case_complex_pow(m):
 
 
 case_complex_pow.ulps = 64
+
+
+def case_complex_elementwise_ops(m):
+    """The older elementwise ops with TensorFlow's conjugate (elementwise.py)."""
+    return {name: complex_probe(m, getattr(m.math, name))
+            for name in ("sin", "cos", "exp", "log", "sqrt", "square", "tanh")}
+
+
+case_complex_elementwise_ops.ulps = 64
