@@ -45,6 +45,7 @@ ROWS = [
     "eigh and svd at repeated eigenvalues or singular values",
     "pinv's gradient at a rank-deficient matrix",
     "the gradient of `linalg.lstsq(..., fast=False)`",
+    "`softsign`'s second derivative, Jacobian and JVP",
 ]
 
 
@@ -392,3 +393,19 @@ def test_lstsq_with_fast_false_has_a_gradient():
         fast = mt.linalg.lstsq(a, b)
     np.testing.assert_allclose(slow, [[2 / 3], [1 / 3]])
     np.testing.assert_allclose(tape.gradient(slow, a), tape.gradient(fast, a), atol=1e-15)
+def test_softsign_has_every_derivative():
+    # TensorFlow 2.21: tf.nn.softsign's second derivative, tape.jacobian and JVP
+    # raise LookupError (no gradient for SoftsignGrad). softsign'(x) = 1/(1+|x|)^2,
+    # softsign''(x) = -2 sign(x)/(1+|x|)^3.
+    x = mt.constant([0.5, -2.0], dtype=mt.float64)
+    with mt.GradientTape(persistent=True) as outer:
+        outer.watch(x)
+        with mt.GradientTape() as inner:
+            inner.watch(x)
+            y = mt.nn.softsign(x)
+        g = inner.gradient(y, x)
+    np.testing.assert_allclose(outer.gradient(g, x).numpy(), [-2 / 1.5 ** 3, 2 / 27])
+    np.testing.assert_allclose(outer.jacobian(y, x).numpy(), np.diag([1 / 2.25, 1 / 9]))
+    with mt.autodiff.ForwardAccumulator(x, mt.constant([1.0, 1.0], dtype=mt.float64)) as acc:
+        y = mt.nn.softsign(x)
+    np.testing.assert_allclose(acc.jvp(y).numpy(), [1 / 2.25, 1 / 9])

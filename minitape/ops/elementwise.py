@@ -8,6 +8,11 @@ Under each gradient rule sits the op's JVP rule (forward mode): it gets one
 tangent per input, shaped like that input (None means zero), possibly with
 leading batch dims too, and returns the output's tangent. For a binary op the
 tangents are first `lift`ed so they broadcast against the output.
+
+Complex inputs follow TensorFlow's convention (complex.py): a gradient rule
+multiplies the upstream gradient by the CONJUGATE of the derivative, and the
+JVP rule multiplies the tangent by the derivative itself (`_jvp_of`).
+`conj` returns a real tensor as it is, so real inputs pay nothing for this.
 """
 import operator
 
@@ -18,6 +23,7 @@ from ..context import state
 from ..registry import NotDifferentiable, RegisterGradient, RegisterJVP, batch_ndim
 from ..tensor import Tensor
 from .broadcasting import full_tangent, lift, unbroadcast
+from .complex import conj
 from .core import (broadcast_error, emit, float_input, operands, tangent_batch,
                    tensor_input)
 
@@ -160,6 +166,7 @@ multiply = _binary("Mul", "multiply", operator.mul, "x * y, elementwise.")
 @RegisterGradient("Mul", batch_safe=True)
 def _mul_grad(op, grad):
     x, y = op.inputs
+    x, y = conj(x), conj(y)  # complex: grad * conj(d(xy)/dx) (see the module docstring)
     return _both(op, grad, moved(grad, grad * y) if op.needs[0] else None,
                  moved(grad, grad * x) if op.needs[1] else None)
 
@@ -178,7 +185,7 @@ divide = _binary("RealDiv", "divide", operator.truediv, "x / y, elementwise.")
 
 @RegisterGradient("RealDiv", batch_safe=True)
 def _div_grad(op, grad):
-    y, z = op.inputs[1], op.outputs[0]   # z = x / y
+    y, z = conj(op.inputs[1]), conj(op.outputs[0])   # z = x / y
     gx = moved(grad, grad / y)
     gy = moved(grad, -gx * z) if op.needs[1] else None  # d(x/y)/dy = -(1/y) z
     return _both(op, grad, gx if op.needs[0] else None, gy)
@@ -208,16 +215,16 @@ pow = _binary("Pow", "pow", power, "x ** y, elementwise.")
 @RegisterGradient("Pow", batch_safe=True)
 def _pow_grad(op, grad):
     x, y = op.inputs
-    gx = moved(grad, grad * y * pow(x, y - 1)) if op.needs[0] else None
-    gy = moved(grad, grad * op.outputs[0] * _log_base(x)) if op.needs[1] else None
+    gx = moved(grad, grad * conj(y) * conj(pow(x, y - 1))) if op.needs[0] else None
+    gy = moved(grad, grad * conj(op.outputs[0]) * conj(_log_base(x))) if op.needs[1] else None
     return _both(op, grad, gx, gy)
 
 
 def _log_base(x):
     """log(x) for d(x**y)/dy = x**y * log(x), taken as 0 where x <= 0 (as
-    TensorFlow does)."""
-    positive = greater(x, 0)
-    return where(positive, log(where(positive, x, 1)), 0)
+    TensorFlow does); for complex x, 0 only at x = 0 (log is defined elsewhere)."""
+    defined = not_equal(x, 0) if x.dtype.kind == "c" else greater(x, 0)
+    return where(defined, log(where(defined, x, 1)), 0)
 
 
 @RegisterJVP("Pow", batch_safe=True)
@@ -248,14 +255,19 @@ square = _unary("Square", "square", np.square, "x * x.", kinds="biufc")
 
 @RegisterGradient("Square", batch_safe=True)
 def _square_grad(op, grad):
-    return grad * (2 * op.inputs[0])
+    return grad * (2 * conj(op.inputs[0]))
 
 
-# An elementwise f(x) has a diagonal Jacobian, f'(x): the gradient multiplies the
-# upstream gradient by f'(x) and the JVP multiplies the tangent by the same
-# f'(x). So for these ops the JVP rule *is* the gradient rule, with the tangent
-# in the place of the upstream gradient.
-RegisterJVP("Square", batch_safe=True)(_square_grad)
+def _jvp_of(gradient_rule):
+    """An elementwise f(x) has a diagonal Jacobian, f'(x): the gradient multiplies the
+    upstream gradient by conj(f'(x)) and the JVP multiplies the tangent by f'(x).
+    So for these ops the JVP rule *is* the gradient rule, with the tangent in the
+    place of the upstream gradient, conjugated before and after:
+    conj(conj(t) * conj(f'(x))) = f'(x) * t (for real tensors conj does nothing)."""
+    return lambda op, tangent: conj(gradient_rule(op, conj(tangent)))
+
+
+RegisterJVP("Square", batch_safe=True)(_jvp_of(_square_grad))
 
 
 sqrt = _unary("Sqrt", "sqrt", np.sqrt, "Square root.")
@@ -263,10 +275,10 @@ sqrt = _unary("Sqrt", "sqrt", np.sqrt, "Square root.")
 
 @RegisterGradient("Sqrt", batch_safe=True)
 def _sqrt_grad(op, grad):
-    """grad / (2 sqrt(x)): inf at x = 0, NaN for x < 0. A zero upstream
-    gradient gives 0 there (TensorFlow's SqrtGrad kernel), so the branch
-    `where(x > 0, sqrt(x), 0.)` did not pick sends back 0, not NaN."""
-    return moved(grad, grad / (2 * op.outputs[0]), in_traces=True)
+    """grad / (2 sqrt(x)) (conj(...) for complex x): inf at x = 0, NaN for x < 0.
+    A zero upstream gradient gives 0 there (TensorFlow's SqrtGrad kernel), so
+    the branch `where(x > 0, sqrt(x), 0.)` did not pick sends back 0, not NaN."""
+    return moved(grad, grad / (2 * conj(op.outputs[0])), in_traces=True)
 
 
 @RegisterJVP("Sqrt", batch_safe=True)
@@ -282,10 +294,10 @@ exp = _unary("Exp", "exp", np.exp, "e ** x.")
 
 @RegisterGradient("Exp", batch_safe=True)
 def _exp_grad(op, grad):
-    return grad * op.outputs[0]
+    return grad * conj(op.outputs[0])
 
 
-RegisterJVP("Exp", batch_safe=True)(_exp_grad)  # diagonal Jacobian (see Square)
+RegisterJVP("Exp", batch_safe=True)(_jvp_of(_exp_grad))  # diagonal Jacobian (see Square)
 
 
 log = _unary("Log", "log", np.log, "Natural logarithm.")
@@ -293,10 +305,10 @@ log = _unary("Log", "log", np.log, "Natural logarithm.")
 
 @RegisterGradient("Log", batch_safe=True)
 def _log_grad(op, grad):
-    return grad / op.inputs[0]
+    return grad / conj(op.inputs[0])
 
 
-RegisterJVP("Log", batch_safe=True)(_log_grad)  # diagonal Jacobian (see Square)
+RegisterJVP("Log", batch_safe=True)(_jvp_of(_log_grad))  # diagonal Jacobian (see Square)
 
 
 sin = _unary("Sin", "sin", np.sin, "Sine.")
@@ -304,10 +316,10 @@ sin = _unary("Sin", "sin", np.sin, "Sine.")
 
 @RegisterGradient("Sin", batch_safe=True)
 def _sin_grad(op, grad):
-    return grad * cos(op.inputs[0])
+    return grad * cos(conj(op.inputs[0]))
 
 
-RegisterJVP("Sin", batch_safe=True)(_sin_grad)  # diagonal Jacobian (see Square)
+RegisterJVP("Sin", batch_safe=True)(_jvp_of(_sin_grad))  # diagonal Jacobian (see Square)
 
 
 cos = _unary("Cos", "cos", np.cos, "Cosine.")
@@ -315,10 +327,10 @@ cos = _unary("Cos", "cos", np.cos, "Cosine.")
 
 @RegisterGradient("Cos", batch_safe=True)
 def _cos_grad(op, grad):
-    return -grad * sin(op.inputs[0])
+    return -grad * sin(conj(op.inputs[0]))
 
 
-RegisterJVP("Cos", batch_safe=True)(_cos_grad)  # diagonal Jacobian (see Square)
+RegisterJVP("Cos", batch_safe=True)(_jvp_of(_cos_grad))  # diagonal Jacobian (see Square)
 
 
 tanh = _unary("Tanh", "tanh", np.tanh, "Hyperbolic tangent.")
@@ -326,11 +338,11 @@ tanh = _unary("Tanh", "tanh", np.tanh, "Hyperbolic tangent.")
 
 @RegisterGradient("Tanh", batch_safe=True)
 def _tanh_grad(op, grad):
-    y = op.outputs[0]
+    y = conj(op.outputs[0])
     return grad * (1 - y * y)
 
 
-RegisterJVP("Tanh", batch_safe=True)(_tanh_grad)  # diagonal Jacobian (see Square)
+RegisterJVP("Tanh", batch_safe=True)(_jvp_of(_tanh_grad))  # diagonal Jacobian (see Square)
 
 
 abs = _unary("Abs", "abs", np.abs, "|x|.", kinds="biufc")
