@@ -50,7 +50,8 @@ if "google.colab" in sys.modules:
         pip = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", source],
                              capture_output=True, text=True)
         lines = [line.strip() for line in pip.stderr.splitlines() if line.strip()]
-        return None if pip.returncode == 0 else (lines or ["pip failed"])[-1][:240]
+        errors = [line for line in lines if line.startswith("ERROR:")] or lines or ["pip failed"]
+        return None if pip.returncode == 0 else errors[-1][:240]
 
     class InstallFailed(Exception):
         def _render_traceback_(self):  # IPython shows this message and no traceback
