@@ -4,16 +4,17 @@ Colab the cell installs only minitape, from PyPI or else the repository's
 archive at the version's tag, and stops with one short message when both fail.
 (tests/test_colab_install.py runs the cell against a local index and archive.)"""
 import json
+import re
 import subprocess
 import sys
 import tempfile
+import tomllib
 import types
 from pathlib import Path
 
 import pytest
 
 from tools import colab
-from tools.colab import tomllib
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
@@ -194,3 +195,19 @@ def test_write_cell_adds_the_badge_cell_once_before_the_title(tmp_path):
     assert after["cells"][1:] == nb["cells"]  # the notebook as it was, after the badges
     assert colab.source_text(after["cells"][0]) == colab.badge_cell_source(copy.name)
     assert colab.write_cell(copy) is False  # a second run adds nothing
+
+
+def test_the_python_range_holds_colab_and_ci_runs_its_two_ends():
+    """requires-python covers Colab's Python (3.12); .ci/run runs the README's
+    test command on the oldest it allows and on the newest this CI has (3.13)."""
+    from packaging.specifiers import SpecifierSet
+
+    allowed = SpecifierSet(PROJECT["requires-python"])
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    oldest = re.search(r'PYTHON_OLDEST="\$\(python_for ([\d.]+)\)"', ci).group(1)
+    newest = re.search(r'PYTHON_NEWEST="\$\(python_for ([\d.]+)\)"', ci).group(1)
+    assert "3.12" in allowed  # Colab
+    assert oldest in allowed and newest in allowed
+    older = f"3.{int(oldest.split('.')[1]) - 1}"
+    assert older not in allowed, f"requires-python allows {older}, which CI does not run"
+    assert sys.version_info >= (3, 11)  # the oldest allowed, so tomllib is there

@@ -90,8 +90,6 @@ def test_publishing_uses_trusted_publishing_and_no_token(workflow):
             assert not any("token" in key.lower() for key in step.get("with", {}))
 
 
-@pytest.mark.skipif(sys.version_info < (3, 11), reason="the step runs tomllib (Python 3.11+, "
-                    "as on the workflow's runner)")
 @pytest.mark.parametrize("tag, ok", [(f"v{VERSION}", True), ("v99.0.0", False),
                                      (VERSION, False)])
 def test_the_tag_check_step_passes_only_for_this_version(workflow, tmp_path, tag, ok):

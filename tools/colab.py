@@ -23,12 +23,8 @@ import argparse
 import json
 import re
 import sys
+import tomllib
 from pathlib import Path
-
-try:
-    import tomllib
-except ModuleNotFoundError:  # Python 3.10: the same parser, as a package (the `test` extra)
-    import tomli as tomllib
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"

@@ -10,11 +10,10 @@ notebook there, so the floors in pyproject.toml are versions CI has tested.
 """
 import argparse
 import sys
+import tomllib
 from pathlib import Path
 
 from packaging.requirements import Requirement
-
-from tools.colab import tomllib  # tomllib, or tomli on Python 3.10
 
 ROOT = Path(__file__).resolve().parent.parent
 EXTRAS = ("notebooks",)
