@@ -64,8 +64,13 @@ def test_the_tests_import_the_wheel_not_the_checkout(workflow):
     assert 'python -m venv "$RUNNER_TEMP/wheel-env"' in lines  # a fresh environment
     assert any(line.startswith("python -m pip install") and "$wheel" in line
                and "[test]" in line for line in lines)
-    (copy,) = [line for line in lines if line.startswith("cp -r ")]
-    assert "minitape" not in copy.split()  # no source package next to the tests
+    start = next(i for i, line in enumerate(lines) if line.startswith("cp -r "))
+    copied = " ".join(lines[start:start + 2]).replace("\\", " ").split()[2:]
+    assert "minitape" not in copied  # no source package next to the tests
+    # What the tests read besides the package: the tests, notebooks, tools, CI files.
+    for name in ("tests", "notebooks", "tools", ".ci", ".github", "binder", "pyproject.toml",
+                 "README.md", "docs"):
+        assert name in copied, name
     assert lines.index('cd "$RUNNER_TEMP/from-wheel"') < next(
         i for i, line in enumerate(lines) if line.startswith("python -m pytest"))
     assert any("site-packages" in line and "minitape.__file__" in line for line in lines)
