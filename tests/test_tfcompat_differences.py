@@ -35,6 +35,8 @@ ROWS = [
     "`pad`'s `constant_values` of another dtype",
     "`mt.function(jit_compile=True)`",
     "a custom gradient registered by tracing an `mt.function`",
+    "the second derivative of `reduce_prod` at a zero entry",
+    "a `ForwardAccumulator` tangent whose shape is not its primal's",
 ]
 
 
@@ -272,3 +274,22 @@ def test_a_traced_custom_gradient_lives_as_long_as_its_function():
     del model
     gc.collect()
     assert not mt.registry.is_registered(key)
+
+
+def test_the_hessian_of_reduce_prod_at_a_zero_entry_is_exact():
+    # TensorFlow: [[0, 3, 2], [0, 0, 0], [0, 0, 0]] (tests/conformance measures it)
+    x = mt.constant([0.0, 2.0, 3.0], dtype=mt.float64)
+    with mt.GradientTape() as outer:
+        outer.watch(x)
+        with mt.GradientTape() as inner:
+            inner.watch(x)
+            y = mt.reduce_prod(x)
+        g = inner.gradient(y, x)
+    np.testing.assert_array_equal(outer.jacobian(g, x).numpy(),
+                                  [[0, 3, 2], [3, 0, 0], [2, 0, 0]])
+
+
+def test_a_tangent_of_another_shape_is_a_value_error():
+    # TensorFlow broadcasts the tangent [1.] to [1., 1.]
+    with pytest.raises(ValueError, match=r"\(1,\).*\(2,\)"):
+        mt.autodiff.ForwardAccumulator(mt.constant([1.0, 2.0]), mt.constant([1.0]))

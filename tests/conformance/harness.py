@@ -7,7 +7,11 @@ Put a function ``case_<name>(m)`` in a module ``tests/conformance/cases_<family>
 have (``m.constant``, ``m.GradientTape``, ``m.math.sin``, ``m.linalg.det``,
 ``m.nn.relu``, ``m.autodiff.ForwardAccumulator``, ``m.function`` ...). Return a nest
 (lists, tuples, namedtuples, dicts) of tensors, variables, NumPy values, None,
-Python numbers, strings, shapes or dtypes, or raise. Both results are compared:
+Python numbers, strings, shapes, dtypes or exceptions (a part that raised), or
+raise. probes.py computes the usual set for an op in one call: value, first and
+second gradients (nested tapes), Jacobian and JVP (ForwardAccumulator), for
+float32 and float64, each part kept apart so one failing part does not hide the
+others: ``return probe(m, m.sin, [0.5, -1.0])``. Both results are compared:
 
 - structure: container types (list vs tuple), dict keys, namedtuple field names;
 - None in the same places (a None gradient is not a zero gradient);
@@ -19,7 +23,8 @@ Python numbers, strings, shapes or dtypes, or raise. Both results are compared:
   2**-23, of float64 2**-52). A shape (``tf.TensorShape``) compares as the
   tuple minitape uses; Python numbers compare by type (bool, int, float) and value;
 - errors: when both raise, the category must match (see ERROR_MAP below: TF's
-  ``InvalidArgumentError`` may be ``ValueError`` or ``TypeError`` in minitape;
+  ``InvalidArgumentError`` may be ``ValueError``, ``TypeError`` or, for an
+  index out of bounds, ``IndexError`` in minitape;
   a built-in exception must be the same built-in class, or a subclass). One
   raising and the other not is a difference.
 
@@ -54,7 +59,7 @@ DEFAULT_ULPS = 16
 # built-in exceptions minitape raises for the same mistake. minitape has no
 # error classes of its own (README, "Where minitape differs": invalid arguments).
 ERROR_MAP = {
-    "InvalidArgumentError": (ValueError, TypeError),
+    "InvalidArgumentError": (ValueError, TypeError, IndexError),  # IndexError: x[5]
     "UnimplementedError": (NotImplementedError, TypeError),
     "OutOfRangeError": (IndexError, ValueError),
     "NotFoundError": (LookupError, OSError),
@@ -76,6 +81,12 @@ def setup_tensorflow_env():
     """Quiet, CPU-only TensorFlow (set before it is imported)."""
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     os.environ.setdefault("CUDA_VISIBLE_DEVICES", "")
+
+
+def quiet(tf):
+    """No retracing warnings from TensorFlow's pfor (each jacobian call traces)."""
+    tf.get_logger().setLevel("ERROR")
+    return tf
 
 
 # --- collecting cases ---------------------------------------------------------------
@@ -167,6 +178,8 @@ def normalise(x, m):
     """A comparable form of a case's result (nests kept, leaves made plain)."""
     if x is None or isinstance(x, (bool, int, float, complex, str, bytes)):
         return x
+    if isinstance(x, Exception):  # a part of a probe that raised (probes.py)
+        return Raised(x)
     if isinstance(x, dict):
         return {k: normalise(v, m) for k, v in x.items()}
     if isinstance(x, tuple) and hasattr(x, "_fields"):  # namedtuple (tf.linalg.qr, top_k)

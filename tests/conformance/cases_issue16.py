@@ -1,0 +1,306 @@
+"""Issue 16, "Silent wrong answers first": each item as TensorFlow answers it.
+
+The ones minitape still gets wrong carry ``xfail`` naming the item; whoever fixes
+one removes the mark (a strict xfail fails once minitape agrees).
+"""
+import numpy as np
+
+from .probes import probe
+
+
+def case_list_packing_gradient(m):
+    x = m.constant(1.0)
+    with m.GradientTape() as tape:
+        tape.watch(x)
+        y = m.reduce_mean([x, x + 2.0])
+    return y, tape.gradient(y, x)
+
+
+case_list_packing_gradient.xfail = ("issue 16: a list of tensors is turned into a detached "
+                                    "constant (reduce_mean([x, x + 2]) has gradient None)")
+
+
+def case_list_packing_keeps_float64(m):
+    x = m.constant(1.0, dtype=m.float64)
+    return m.reduce_sum([x, x * 2.0]), m.reduce_sum([[x], [3.0]])
+
+
+case_list_packing_keeps_float64.xfail = ("issue 16: a list holding float64 tensors comes back "
+                                         "float32, or crashes with a Python float")
+
+
+def case_list_packing_nested_jacobian(m):
+    return probe(m, lambda x, y: m.reduce_sum([[x, y], [y * 2.0, 1.0]], axis=0), 1.5, -0.5)
+
+
+case_list_packing_nested_jacobian.xfail = "issue 16: lists of tensors are not packed"
+
+
+def case_constant_of_list_of_tensors(m):
+    """tf.constant refuses a list holding a tensor (ValueError); convert_to_tensor packs it."""
+    return m.constant([m.constant(2.0), 3.0])
+
+
+case_constant_of_list_of_tensors.xfail = (
+    "issue 16: mt.constant should do what tf.constant does with a list holding tensors, "
+    "which in TensorFlow 2.21 is ValueError (only convert_to_tensor packs)")
+
+
+def case_convert_to_tensor_list_of_tensors(m):
+    x = m.constant(2.0)
+    with m.GradientTape() as tape:
+        tape.watch(x)
+        y = m.convert_to_tensor([[x], [x * 3.0]])
+    return y, tape.gradient(y, x)
+
+
+case_convert_to_tensor_list_of_tensors.xfail = "issue 16: lists of tensors are not packed"
+
+
+def case_matmul_list_operand(m):
+    x = m.constant(2.0)
+    with m.GradientTape() as tape:
+        tape.watch(x)
+        y = m.matmul([[x, 1.0]], [[1.0], [x]])
+    return y, tape.gradient(y, x)
+
+
+case_matmul_list_operand.xfail = "issue 16: lists of tensors are not packed"
+
+
+def case_linspace_endpoint_gradients(m):
+    return probe(m, lambda a, b: m.linspace(a, b, 5), -1.0, 3.0,
+                 parts=("value", "grad", "jacobian", "jvp"))
+
+
+case_linspace_endpoint_gradients.xfail = ("issue 16: linspace has no gradient with respect "
+                                          "to start and stop")
+
+
+def case_complex_norm(m):
+    return m.norm(m.constant([3.0 + 4.0j])), m.norm(m.constant([1.0 + 1.0j, 2.0 - 1.0j]))
+
+
+case_complex_norm.xfail = "issue 16: norm of a complex vector returns its entry, not its length"
+
+
+def case_abs_complex_forward_mode(m):
+    z = m.constant([3.0 + 4.0j])
+    with m.autodiff.ForwardAccumulator(z, m.constant([1.0 + 0.0j])) as acc:
+        y = m.abs(z)
+    return y, acc.jvp(y)
+
+
+case_abs_complex_forward_mode.xfail = ("issue 16: forward mode through abs of a complex input "
+                                       "raises")
+
+
+def case_tensor_equals_none(m):
+    t = m.constant([1.0, 2.0])
+    return [t == None, t != None, None in [t, t]]  # noqa: E711  (the point of the case)
+
+
+case_tensor_equals_none.xfail = "issue 16: t == None raises TypeError (TensorFlow: False)"
+
+
+def case_norm_gradient_at_zero_reverse(m):
+    x = m.constant([0.0, 0.0])
+    with m.GradientTape() as tape:
+        tape.watch(x)
+        y = m.norm(x)
+    return tape.gradient(y, x)
+
+
+case_norm_gradient_at_zero_reverse.xfail = ("issue 16: the gradient of the Euclidean norm at "
+                                            "zero is 0 in reverse mode (TensorFlow: NaN)")
+
+
+def case_norm_gradient_at_zero_forward(m):
+    """TensorFlow: NaN in forward mode as in reverse mode."""
+    x = m.constant([0.0, 0.0])
+    with m.autodiff.ForwardAccumulator(x, m.constant([1.0, 0.0])) as acc:
+        y = m.norm(x)
+    return acc.jvp(y)
+
+
+def case_matmul_zero_times_inf(m):
+    """A zero meeting an inf inside a matrix product, in both directions: TensorFlow gives
+    the Jacobian [[1, nan]] and the JVP nan (no masking in either direction)."""
+    a = m.constant([[1.0, np.inf]])
+    x = m.constant([[2.0], [0.0]])
+    with m.autodiff.ForwardAccumulator(x, m.constant([[1.0], [0.0]])) as acc:
+        with m.GradientTape() as tape:
+            tape.watch(x)
+            y = m.matmul(a, x)
+        g = tape.jacobian(y, x)
+    return y, g, acc.jvp(y)
+
+
+def case_einsum_zero_times_inf(m):
+    a = m.constant([1.0, np.inf])
+    x = m.constant([2.0, 0.0])
+    with m.autodiff.ForwardAccumulator(x, m.constant([1.0, 0.0])) as acc:
+        with m.GradientTape() as tape:
+            tape.watch(x)
+            y = m.einsum("i,i->", a, x)
+        g = tape.gradient(y, x)
+    return y, g, acc.jvp(y)
+
+
+MATRIX = [[1.0, -2.0], [3.0, 0.5]]
+
+
+def case_matrix_norm_ord_1(m):
+    return probe(m, lambda a: m.norm(a, ord=1, axis=[0, 1]), MATRIX,
+                 parts=("value", "grad", "jvp"))
+
+
+case_matrix_norm_ord_1.xfail = ("issue 16: norm(ord=1, axis=[0, 1]) is the flattened vector "
+                                "norm (6.5), TensorFlow the largest column sum (4.0)")
+
+
+def case_matrix_norm_ord_2(m):
+    return probe(m, lambda a: m.norm(a, ord=2, axis=[0, 1]), MATRIX,
+                 parts=("value", "grad", "jvp"))
+
+
+case_matrix_norm_ord_2.xfail = ("issue 16: norm(ord=2, axis=[0, 1]) is the Frobenius norm, "
+                                "TensorFlow the spectral norm (3.169)")
+
+
+def case_matrix_norm_ord_inf(m):
+    return probe(m, lambda a: m.norm(a, ord=np.inf, axis=[0, 1]), MATRIX,
+                 parts=("value", "grad", "jvp"))
+
+
+case_matrix_norm_ord_inf.xfail = ("issue 16: norm(ord=inf, axis=[0, 1]) is the flattened "
+                                  "vector norm, TensorFlow the largest row sum")
+
+
+def case_matrix_norm_fro(m):
+    return probe(m, lambda a: m.norm(a, ord="fro", axis=[0, 1]), MATRIX)
+
+
+def case_where_sqrt_at_negative(m):
+    x = m.constant(-1.0)
+    with m.GradientTape() as tape:
+        tape.watch(x)
+        y = m.where(x > 0.0, m.sqrt(x), 0.0)
+    return y, tape.gradient(y, x)
+
+
+case_where_sqrt_at_negative.xfail = ("issue 16: where(x > 0, sqrt(x), 0) at -1 has gradient "
+                                     "NaN (TensorFlow 0: Sqrt's gradient kernel returns 0 where "
+                                     "the upstream gradient is 0)")
+
+
+def case_where_log_at_zero(m):
+    """Log's gradient is not masked in TensorFlow: the where trap stays for log."""
+    x = m.constant([0.0, 1.0])
+    with m.GradientTape() as tape:
+        tape.watch(x)
+        y = m.where(x > 0.0, m.math.log(x), 0.0)
+    return y, tape.gradient(y, x)
+
+
+def case_where_divide_at_zero(m):
+    """TensorFlow: 0 * inf = NaN in divide's gradient; minitape masks the zero upstream."""
+    x = m.constant([0.0, 2.0])
+    with m.GradientTape() as tape:
+        tape.watch(x)
+        y = m.where(x > 0.0, 1.0 / x, 0.0)
+    return y, tape.gradient(y, x)
+
+
+def case_where_pow_at_zero(m):
+    """TensorFlow: NaN (pow's gradient is not masked); minitape masks the zero upstream."""
+    x = m.constant([0.0, 2.0])
+    with m.GradientTape() as tape:
+        tape.watch(x)
+        y = m.where(x > 0.0, m.pow(x, 0.5), 0.0)
+    return y, tape.gradient(y, x)
+
+
+case_where_divide_at_zero.differs = (
+    "a zero tangent meeting an infinite partial derivative in forward mode")
+case_where_pow_at_zero.differs = (
+    "a zero tangent meeting an infinite partial derivative in forward mode")
+
+
+def case_custom_gradient_forward_mode(m):
+    @m.custom_gradient
+    def square(x):
+        def grad(dy):
+            return 7.0 * dy
+        return x * x, grad
+
+    x = m.constant(3.0)
+    with m.autodiff.ForwardAccumulator(x, m.constant(1.0)) as acc:
+        y = square(x)
+    with m.GradientTape() as tape:
+        tape.watch(x)
+        z = square(x)
+    return acc.jvp(y), tape.gradient(z, x)
+
+
+case_custom_gradient_forward_mode.xfail = (
+    "issue 16: TensorFlow's JVP of a custom_gradient function follows its forward ops "
+    "(6), minitape uses the custom rule (7)")
+
+
+def case_int32_reduce_sum_prod(m):
+    x = m.constant([1, 2, 3])
+    return m.reduce_sum(x), m.reduce_prod(x), m.reduce_sum(x, axis=0, keepdims=True)
+
+
+case_int32_reduce_sum_prod.xfail = "issue 16: reduce_sum/reduce_prod of int32 return int64"
+
+
+def case_relu_second_derivative(m):
+    x = m.constant([-1.0, 2.0])
+    with m.GradientTape() as t2:
+        t2.watch(x)
+        with m.GradientTape() as t1:
+            t1.watch(x)
+            y = m.nn.relu(x)
+        g = t1.gradient(y, x)
+    return g, t2.gradient(g, x)
+
+
+case_relu_second_derivative.xfail = "issue 16: relu's second derivative is None (TF: zeros)"
+
+
+def case_sign_jvp(m):
+    x = m.constant([-1.0, 2.0])
+    with m.autodiff.ForwardAccumulator(x, m.constant([1.0, 1.0])) as acc:
+        y = m.sign(x)
+    return acc.jvp(y)
+
+
+case_sign_jvp.xfail = "issue 16: the JVP of sign is zeros (TensorFlow: None)"
+
+
+def case_unnamed_variable(m):
+    return [m.Variable(float(i)).name for i in range(3)]
+
+
+case_unnamed_variable.xfail = "issue 16: unnamed variables are called Variable_N:0"
+
+
+def case_constant_of_ragged_list(m):
+    return m.constant([[1.0, 2.0], [3.0]])
+
+
+case_constant_of_ragged_list.error_only = True
+
+
+def case_constant_of_ragged_list_message(m):
+    try:
+        m.constant([[1.0, 2.0], [3.0]])
+    except ValueError as exc:
+        return "constant" in str(exc) or "non-rectangular" in str(exc)
+    return "no error"
+
+
+case_constant_of_ragged_list_message.xfail = ("issue 16: constant([[1., 2.], [3.]]) gives "
+                                              "NumPy's message without `constant`")
