@@ -206,6 +206,16 @@ def case_pow_zero_base(m):
 case_pow_zero_base.differs = "a zero tangent meeting an infinite partial derivative in forward mode"
 
 
+def case_pow_zero_exponent_at_zero(m):
+    """autograd's test #116: d/dx x**0 at 0 (autograd: 0 and 0; TensorFlow: NaN and NaN)."""
+    return probe(m, lambda x: m.pow(x, 0.0), [0.0], parts=("value", "grad", "grad2"),
+                 dtypes=("float64",))
+
+
+case_pow_zero_exponent_at_zero.differs = (
+    "a zero tangent meeting an infinite partial derivative in forward mode")
+
+
 def case_pow_negative_base(m):
     return probe(m, lambda x: m.pow(x, 2.0), [-2.0, -0.5])
 
