@@ -41,6 +41,7 @@ def case_constant_of_list_of_tensors(m):
     return m.constant([m.constant(2.0), 3.0])
 
 
+case_constant_of_list_of_tensors.error_only = True
 case_constant_of_list_of_tensors.xfail = (
     "issue 16: mt.constant should do what tf.constant does with a list holding tensors, "
     "which in TensorFlow 2.21 is ValueError (only convert_to_tensor packs)")

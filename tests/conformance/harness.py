@@ -34,8 +34,12 @@ Optional attributes on the case function:
   ``case.rtol`` / ``case.atol`` (absolute numbers, override the ulps default);
 - ``case.xfail = "issue 16: ..."``: minitape is known to differ today; run as a
   strict xfail, so the case fails once minitape is fixed until the mark goes;
+- ``case.needs = ["math.tan", "linalg.det"]``: names (under ``m.``) the case uses
+  that minitape may not have yet; while one is missing the case is a strict
+  xfail, and it runs as a normal case as soon as they all exist;
 - ``case.error_only = True``: the case must raise under TensorFlow and only the
-  error category is compared;
+  error category is compared (a case without it must not raise under TensorFlow,
+  so that a typo, AttributeError under both, cannot pass as agreement);
 - ``case.differs = "<what>"``: a documented difference, the text of the "what"
   column of a row of the README's "Where minitape differs from TensorFlow"
   table. The results must DIFFER (a case that agrees fails), so each row is a
@@ -337,6 +341,26 @@ class Outcome:
         return "\n".join(lines)
 
 
+def missing_names(case, mt):
+    """The names of case.needs that minitape does not have (yet)."""
+    missing = []
+    for name in getattr(case, "needs", ()):
+        obj = mt
+        for part in name.split("."):
+            obj = getattr(obj, part, None)
+        if obj is None:
+            missing.append(name)
+    return missing
+
+
+def xfail_reason(case, mt):
+    """Why the case is expected to differ today (None when it is not)."""
+    missing = missing_names(case, mt)
+    if missing:
+        return "minitape has no " + ", ".join("mt." + n for n in missing) + " yet (issue 16)"
+    return getattr(case, "xfail", None)
+
+
 def check(case, tf, mt):
     """Run `case` under TensorFlow and minitape and judge the two results."""
     tf_result = run(case, tf)
@@ -347,9 +371,14 @@ def check(case, tf, mt):
     if getattr(case, "error_only", False) and not isinstance(tf_result, Raised):
         return Outcome("BAD", tf_result, mt_result, [],
                        "error_only case does not raise under TensorFlow")
+    if isinstance(tf_result, Raised) and not (getattr(case, "error_only", False)
+                                              or getattr(case, "differs", None)):
+        # so that a typo (AttributeError under both) cannot pass as agreement
+        return Outcome("BAD", tf_result, mt_result, [],
+                       "raises under TensorFlow: mark it error_only if that is the point")
     diffs = differences(tf_result, mt_result, case)
     differs = getattr(case, "differs", None)
-    xfail = getattr(case, "xfail", None)
+    xfail = xfail_reason(case, mt)
     if differs:
         if diffs:
             return Outcome("OK", tf_result, mt_result, diffs, f"differs as documented: {differs}")
