@@ -7,7 +7,10 @@ once per dtype, and returns a dict per dtype:
 - ``grad``: ``tape.gradient(f(*xs), xs)`` (a list, None for an unconnected input);
 - ``grad2``: the gradient of ``sum(reduce_sum(w * g))`` over those gradients, taken
   by an outer tape (second derivatives through nested tapes; ``w`` fixed weights);
-- ``jacobian``: ``tape.jacobian(f(*xs), xs)`` (when the output is one tensor);
+- ``jacobian``: ``tape.jacobian(f(*xs), xs, experimental_use_pfor=False)`` (when the
+  output is one tensor; the loop, because TensorFlow's pfor traces a function on every
+  call, 30 times slower here; pfor when the output's dtype is not the inputs', which
+  TensorFlow's loop refuses; cases_tape.py and the guide's cases use pfor);
 - ``jvp``: ``ForwardAccumulator(xs, tangents).jvp(f(*xs))`` with fixed tangents.
 
 Each part that raises is returned as its exception, which the harness compares
@@ -54,7 +57,9 @@ def probe_dtype(m, f, args, dtype, parts=ALL):
                     grads = None
             if "jacobian" in parts and not isinstance(y, (list, tuple, dict)):
                 try:
-                    out["jacobian"] = inner.jacobian(y, xs)
+                    # TensorFlow's loop cannot change dtype (its TensorArray): pfor then
+                    pfor = any(x.dtype != y.dtype for x in xs)
+                    out["jacobian"] = inner.jacobian(y, xs, experimental_use_pfor=pfor)
                 except Exception as exc:  # noqa: BLE001
                     out["jacobian"] = exc
             if "grad2" in parts and grads is not None:
