@@ -51,7 +51,7 @@ def sigmoid(v):
 
 
 def elu(v):
-    return np.where(v > 0, v, np.expm1(np.minimum(v, 0))).astype(v.dtype, copy=False)
+    return np.where(v < 0, np.exp(np.minimum(v, 0)) - 1, v).astype(v.dtype, copy=False)
 
 
 def softplus(v):
@@ -131,7 +131,7 @@ HELPERS = {"np": np, "matmul_rows": matmul_rows, "matmul_columns": matmul_column
 
 LINES = {
     "AddV2": "{0} + {1}", "Sub": "{0} - {1}", "Mul": "{0} * {1}", "RealDiv": "{0} / {1}",
-    "Pow": "{0} ** {1}", "Neg": "-{0}",
+    "Pow": "np.where(({0} == -np.inf) & ({1} == 0.5), -{0}, {0} ** {1})", "Neg": "-{0}",
     "Maximum": "np.maximum({0}, {1})", "Minimum": "np.minimum({0}, {1})",
     "Square": "np.square({0})", "Sqrt": "np.sqrt({0})", "Exp": "np.exp({0})",
     "Log": "np.log({0})", "Sin": "np.sin({0})", "Cos": "np.cos({0})",
@@ -310,6 +310,7 @@ def compile_graph(graph, input_names=None, shapes=None, name=None):
     for node, out in zip(graph.nodes, shapes):
         specs += [(None if o is None else tuple(o), s.dtype) for o, s in zip(out, node.outputs)]
     names = _Names()
+    names.used.add(identifier(name or graph.name, "f"))  # no kernel may take the function's name
     namespace = dict(HELPERS)
     expr = {}          # value number -> the identifier holding it
     constants = {}     # value number -> its constant array (folded or captured)
@@ -407,7 +408,7 @@ def compile_graph(graph, input_names=None, shapes=None, name=None):
             node.op not in ("AddV2", "Sub") and any(
                 r.kind == "c" and _is_seed(r.x) for r in ins))
         if is_adjoint:
-            adjoint.add(node.first)
+            adjoint.update(range(node.first, node.first + len(node.outputs)))
         folded = _fold(node, ins, constants, out_shapes) if node.op != "AssignVariableOp" \
             else None
         if folded is not None:  # computed once, here
@@ -450,6 +451,12 @@ def compile_graph(graph, input_names=None, shapes=None, name=None):
             if bound is not None:
                 variables[id(node.attrs["variable"])] = (bound, None)  # read again
             continue
+        if len(node.outputs) > 1:  # an op with several outputs (qr, svd, ...)
+            word = identifier(word, "op")
+            outs = [names.new(("grad_" if is_adjoint else "") + word) for _ in node.outputs]
+            expr.update({node.first + k: o for k, o in enumerate(outs)})
+            lines.append(f"    {', '.join(outs)} = {text}  # {comment}")
+            continue
         if text in computed:  # the same op on the same values: computed already
             expr[node.first] = computed[text]
             continue
@@ -461,7 +468,7 @@ def compile_graph(graph, input_names=None, shapes=None, name=None):
     flat = []
     for r in _flat_refs(graph.outputs):
         flat.append(read(r))
-    fname = identifier(name or graph.name, "f")
+    fname = identifier(name or graph.name, "f")  # reserved above: no kernel takes it
     source = (f"def {fname}({', '.join(params)}):\n" + "\n".join(header + lines)
               + ("\n" if header or lines else "")
               + f"    return ({', '.join(flat)}{',' if len(flat) == 1 else ''})\n")
@@ -551,6 +558,8 @@ def _through_the_op(node, out_shapes):
 
     def run(*arrays):
         out = opdef.run([Tensor(a) for a in arrays], attrs, out_shapes)
+        if len(node.outputs) > 1:
+            return tuple(t._value for t in out)
         return (out[0] if isinstance(out, (list, tuple)) else out)._value
     return run
 

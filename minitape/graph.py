@@ -361,6 +361,10 @@ def _pad_attrs(op):
 
 
 OPS = _build_op_table()
+# Op types whose families declare their replay next to their rules (ops.core.replay).
+OPS.update({op_type: OpDef(run, arity, attrs_of)
+            for op_type, (run, arity, attrs_of) in ops.core.REPLAYS.items()
+            if op_type not in OPS})
 
 
 # --- gradient graphs in the registry ------------------------------------------------

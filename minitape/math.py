@@ -4,3 +4,10 @@ from .ops import (abs, add, cos, divide, equal, exp, floor, greater,  # noqa: F4
                   negative, not_equal, pow, reduce_max, reduce_mean, reduce_min,
                   reduce_prod, reduce_sum, round, sigmoid, sign, sin, softplus, sqrt,
                   square, subtract, tanh)
+from .ops import l2_normalize  # noqa: F401
+from .ops import argmax, argmin, reduce_all, reduce_any, reduce_logsumexp  # noqa: F401
+from .ops.statistics import (count_nonzero, reduce_euclidean_norm,  # noqa: F401
+                             reduce_std, reduce_variance)
+from .ops import cumsum  # noqa: F401
+from .ops.scans import cumprod, segment_sum  # noqa: F401
+from .ops.sorting import top_k  # noqa: F401

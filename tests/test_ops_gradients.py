@@ -12,39 +12,7 @@ import pytest
 import minitape as mt
 from minitape.test import check_gradients
 
-_rng = np.random.default_rng(1234)
-
-
-def R(*shape):
-    """Uniform in [-1, 1)."""
-    return _rng.uniform(-1.0, 1.0, shape)
-
-
-def P(*shape):
-    """Positive: uniform in [0.5, 2)."""
-    return _rng.uniform(0.5, 2.0, shape)
-
-
-def S(*shape):
-    """Away from zero: +-[0.3, 1.5), random signs."""
-    return _rng.choice([-1.0, 1.0], shape) * _rng.uniform(0.3, 1.5, shape)
-
-
-def D(*shape):
-    """Distinct values, well apart (no ties for max/min), none near 0."""
-    n = int(np.prod(shape))
-    values = np.concatenate([np.linspace(-2.0, -0.2, n - n // 2), np.linspace(0.25, 2.0, n // 2)])
-    return _rng.permutation(values).reshape(shape)
-
-
-def M(*shape):
-    """Well-conditioned square matrices (batch allowed): 3 I + small noise."""
-    return 3.0 * np.eye(shape[-1]) + 0.3 * _rng.standard_normal(shape)
-
-
-def case(name, fn, *args, marks=(), **check_kwargs):
-    return pytest.param(fn, [np.asarray(a, dtype=np.float64) for a in args], check_kwargs,
-                        id=name, marks=marks)
+from op_table import D, M, P, R, S, case, family_cases  # noqa: F401
 
 
 # --- math, through both `mt.X` and `mt.math.X` -------------------------------
@@ -263,7 +231,7 @@ def test_namespaces_hold_their_names():
 
 
 ALL_CASES = (MATH_CASES + OPERATOR_CASES + REDUCTION_CASES + SHAPE_CASES + EINSUM_CASES
-             + LINALG_CASES + NN_CASES + USER_CASES)
+             + LINALG_CASES + NN_CASES + USER_CASES + family_cases())
 
 
 @pytest.mark.parametrize("fn, args, check_kwargs", ALL_CASES)

@@ -6,7 +6,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import minitape as mt
-from minitape.ops.core import unbroadcast
+from minitape.ops.broadcasting import unbroadcast
 from minitape.test import check_gradients
 
 SETTINGS = settings(max_examples=40, deadline=None)

@@ -423,7 +423,7 @@ def test_the_documented_example_is_what_save_writes(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     exec(GUIDE_DEFINITIONS + GUIDE_SAVE.format(flag=True), {})
     written = (tmp_path / "saved_model" / "saved_model.json").read_text()
-    docs = os.path.join(os.path.dirname(__file__), "..", "docs", "saved_model_format.md")
+    docs = os.path.join(os.path.dirname(__file__), "..", "minitape", "saved_model", "FORMAT.md")
     with open(docs) as f:
         example = f.read().split("```json\n")[1].split("```")[0]
 

@@ -333,9 +333,9 @@ def loaded_functions(root):
         if id(item) in seen:
             continue
         seen.add(id(item))
-        if isinstance(item, sm._LoadedFunction):
+        if isinstance(item, sm.loaded.LoadedFunction):
             found.append(item)
-        elif isinstance(item, sm._LoadedObject):
+        elif isinstance(item, sm.loaded.LoadedObject):
             stack.extend(vars(item).values())
         elif isinstance(item, (list, tuple)):
             stack.extend(item)
@@ -409,7 +409,7 @@ def test_damaged_saved_models_load_or_raise_load_error(base, tmp_path):
                         loaded = mt.saved_model.load(path)
                     except sm.LoadError as e:
                         message = str(e)
-                        assert sm._UNEXPECTED not in message, f"{where}: {e}"
+                        assert sm.format.UNEXPECTED not in message, f"{where}: {e}"
                         assert message.startswith((f"{path}: {sm.JSON_NAME}: ",
                                                    f"{path}: {sm.NPZ_NAME}: ")), \
                             f"{where}: names no file: {e}"

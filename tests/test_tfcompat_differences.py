@@ -32,9 +32,19 @@ ROWS = [
     "`jacobian(..., experimental_direction=...)`",
     "invalid arguments (a bad shape, axis, size or dtype)",
     "a zero tangent meeting an infinite partial derivative in forward mode",
+    "the gradient of `cumprod` where an entry is 0",
+    ("ops whose result's shape depends on values (`where(condition)`, `boolean_mask`, "
+     "`segment_sum`) inside `mt.function`"),
+    "the order of NaNs in `sort`, `argsort`, `top_k`",
+    "`variable == None`",
+    "`x ** 0.5` at `x = -inf` inside a function",
     "`pad`'s `constant_values` of another dtype",
     "`mt.function(jit_compile=True)`",
     "a custom gradient registered by tracing an `mt.function`",
+    "Cholesky of a matrix that is not positive definite",
+    "eigh and svd at repeated eigenvalues or singular values",
+    "pinv's gradient at a rank-deficient matrix",
+    "the gradient of `linalg.lstsq(..., fast=False)`",
     "the second derivative of `reduce_prod` at a zero entry",
     "a `ForwardAccumulator` tangent whose shape is not its primal's",
 ]
@@ -238,6 +248,38 @@ def test_a_zero_tangent_contributes_nothing_in_forward_mode():
     assert float(acc.jvp(y)) == 1.0
 
 
+def test_matmul_and_einsum_drop_zero_tangent_products_in_both_directions():
+    # TensorFlow 2.21: forward [[nan]] and Jacobian rows [[1, nan], [0, inf]]
+    x = mt.constant([[2.0, 3.0]])
+    b = mt.constant([[1.0], [np.inf]])
+    xs, c = mt.constant([2.0, 3.0]), mt.constant([[1.0, 0.0], [0.0, np.inf]])
+    with np.errstate(invalid="ignore"):
+        with mt.autodiff.ForwardAccumulator(x, mt.constant([[1.0, 0.0]])) as acc:
+            y = mt.matmul(x, b)
+        assert acc.jvp(y).numpy().tolist() == [[1.0]]
+        with mt.GradientTape(persistent=True) as tape:
+            tape.watch(xs)
+            ys = mt.matmul(c, mt.reshape(xs, [2, 1]))[:, 0]
+            ye = mt.einsum("ij,j->i", c, xs)
+        for y in (ys, ye):
+            for direction in ("forward", "reverse"):
+                jac = tape.jacobian(y, xs, experimental_direction=direction).numpy()
+                assert jac.tolist() == [[1.0, 0.0], [0.0, np.inf]]
+
+
+def test_a_variable_compared_with_none_is_false():
+    v = mt.Variable([1.0, 2.0])
+    assert (v == None) is False and (v != None) is True  # noqa: E711
+    assert None not in [v, mt.Variable(3.0)]
+
+
+@pytest.mark.parametrize("jit", [False, True])
+def test_minus_inf_to_the_half_is_inf_in_functions(jit):
+    f = mt.function(lambda x: mt.reduce_sum(x) ** 0.5, jit_compile=jit)
+    with np.errstate(invalid="ignore"):
+        assert float(f(mt.constant([-np.inf, 1.0]))) == np.inf
+
+
 def test_pad_converts_a_constant_of_another_dtype():
     x = mt.constant([1.0], dtype=mt.float64)
     padded = mt.pad(x, [[1, 0]], constant_values=mt.constant(2.0))  # a float32 scalar
@@ -276,6 +318,82 @@ def test_a_traced_custom_gradient_lives_as_long_as_its_function():
     assert not mt.registry.is_registered(key)
 
 
+def test_cumprod_gradient_at_a_zero_is_the_true_one():
+    x = mt.constant([2.0, 0.0, 3.0])
+    with mt.GradientTape() as tape:
+        tape.watch(x)
+        y = mt.reduce_sum(mt.math.cumprod(x))
+    assert tape.gradient(y, x).numpy().tolist() == [1.0, 8.0, 0.0]  # TensorFlow: [1, 0, 0]
+    with mt.autodiff.ForwardAccumulator(x, mt.ones([3])) as acc:
+        y = mt.math.cumprod(x)
+    assert acc.jvp(y).numpy().tolist() == [1.0, 2.0, 6.0]  # TensorFlow: [1, 0, 0]
+
+
+def test_value_shaped_results_keep_their_traced_shape():
+    f = mt.function(lambda x: mt.reduce_sum(mt.boolean_mask(x, x > 0)))
+    assert float(f(mt.constant([1.0, -2.0, 3.0]))) == 4.0
+    assert float(f(mt.constant([5.0, 2.0, -3.0]))) == 7.0  # two entries again: fine
+    with pytest.raises(ValueError, match="where: in this traced function the result had "
+                                         r"shape \(2, 1\), now \(1, 1\)"):
+        f(mt.constant([1.0, -2.0, -3.0]))  # TensorFlow: 1.0
+
+
+def test_nans_sort_as_in_numpy():
+    x = mt.constant([1.0, np.nan, 0.0])
+    assert np.isnan(mt.sort(x).numpy()[2]) and np.isnan(
+        mt.sort(x, direction="DESCENDING").numpy()[0])
+    assert mt.argsort(x).numpy().tolist() == [2, 0, 1]
+def test_cholesky_of_a_matrix_that_is_not_positive_definite_raises():
+    # TensorFlow returns NaNs; minitape names the op and the shape
+    with pytest.raises(np.linalg.LinAlgError, match=r"linalg.cholesky.*\(2, 2\).*positive"):
+        mt.linalg.cholesky(mt.constant([[1.0, 2.0], [2.0, 1.0]]))
+    with pytest.raises(np.linalg.LinAlgError, match="cholesky"):
+        mt.linalg.logdet(mt.constant([[1.0, 2.0], [2.0, 1.0]]))
+
+
+def test_repeated_eigenvalues_give_nan_where_the_derivative_does_not_exist():
+    # TensorFlow gives [[0, 0], [0, 0]] for `depends`, and [[1, 0], [0, 1]] for
+    # `invariant` (V diag(e) V^T is x's symmetric matrix again, whose gradient
+    # is [[1, 0], [2, 1]]: TensorFlow's _SafeReciprocal drops the off-diagonal)
+    x = mt.eye(2, dtype=mt.float64)
+    w = mt.constant([[1.0, 2.0], [0.0, 1.0]], dtype=mt.float64)
+    with mt.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        e, v = mt.linalg.eigh(x)
+        depends = mt.reduce_sum(v * w)
+        invariant = mt.reduce_sum(mt.matmul(v * e, v, transpose_b=True) * w)
+        values_only = mt.reduce_sum(e * mt.constant([1.0, 3.0], dtype=mt.float64))
+        s, u, vs = mt.linalg.svd(x)
+        singular = mt.reduce_sum(mt.matmul(u * s, vs, transpose_b=True) * w)
+        singular_values = mt.reduce_sum(s)
+    for loss in (depends, invariant, singular):
+        assert np.isnan(tape.gradient(loss, x).numpy()).any()
+    # tied eigenvalues weighed unequally (TensorFlow: diag(1, 3)) have no
+    # derivative; their sum does (TensorFlow's too: the identity)
+    assert np.isnan(tape.gradient(values_only, x).numpy()[np.tril_indices(2)]).all()
+    np.testing.assert_allclose(tape.gradient(singular_values, x).numpy(), np.eye(2))
+
+
+def test_pinv_gradient_at_a_rank_deficient_matrix_is_nan():
+    # TensorFlow: [[0.0048, -0.0144], [-0.0144, -0.0768]]
+    x = mt.constant([[1.0, 2.0], [2.0, 4.0]], dtype=mt.float64)
+    with mt.GradientTape() as tape:
+        tape.watch(x)
+        y = mt.linalg.pinv(x)
+    np.testing.assert_allclose(y.numpy(), [[0.04, 0.08], [0.08, 0.16]])
+    assert np.isnan(tape.gradient(y, x).numpy()).all()
+
+
+def test_lstsq_with_fast_false_has_a_gradient():
+    # TensorFlow: ValueError "Gradient not defined for fast=False"
+    a = mt.constant([[1.0, 0.0], [1.0, 2.0], [0.0, 1.0]], dtype=mt.float64)
+    b = mt.ones((3, 1), dtype=mt.float64)
+    with mt.GradientTape(persistent=True) as tape:
+        tape.watch(a)
+        slow = mt.linalg.lstsq(a, b, fast=False)
+        fast = mt.linalg.lstsq(a, b)
+    np.testing.assert_allclose(slow, [[2 / 3], [1 / 3]])
+    np.testing.assert_allclose(tape.gradient(slow, a), tape.gradient(fast, a), atol=1e-15)
 def test_the_hessian_of_reduce_prod_at_a_zero_entry_is_exact():
     # TensorFlow: [[0, 3, 2], [0, 0, 0], [0, 0, 0]] (tests/conformance measures it)
     x = mt.constant([0.0, 2.0, 3.0], dtype=mt.float64)

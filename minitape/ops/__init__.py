@@ -1,6 +1,7 @@
 """All built-in ops, and the Python operators (`+`, `*`, `@`, `[]`, ...) that
 Tensor and Variable get from them."""
-from ..tensor import Tensor, Variable, convert_to_tensor  # noqa: F401
+from ..tensor import Tensor, Variable  # noqa: F401
+from .core import convert_to_tensor  # noqa: F401  (packs lists of tensors, recorded)
 from .clip import clip_by_norm, clip_by_value  # noqa: F401
 from .control import stop_gradient  # noqa: F401
 from .creation import eye, fill, linspace, ones, ones_like, range, zeros, zeros_like  # noqa: F401
@@ -9,12 +10,34 @@ from .elementwise import (abs, add, cast, cos, divide, equal, exp, floor,  # noq
                           minimum, multiply, negative, not_equal, pow, round, sign, sin,
                           sqrt, square, subtract, tanh, where)
 from .linalg import einsum, inv, matmul, solve  # noqa: F401
+from .matrices import (adjoint, band_part, cross, diag, diag_part, matvec,  # noqa: F401
+                       set_diag, trace)
+from .solvers import cholesky_solve, det, slogdet, triangular_solve  # noqa: F401
+from .decompositions import cholesky, eig, eigh, eigvals, eigvalsh, qr, svd  # noqa: F401
+from .matrix_functions import expm, logdet, lstsq, pinv  # noqa: F401
 from .nn import elu, log_softmax, relu, sigmoid, softmax, softplus  # noqa: F401
+from .activations import gelu, leaky_relu, relu6, selu, silu, swish  # noqa: F401
+from .normalization import batch_normalization, l2_normalize, moments  # noqa: F401
+from .nn_layers import bias_add, embedding_lookup  # noqa: F401
+from .losses import (l2_loss, sigmoid_cross_entropy_with_logits,  # noqa: F401
+                     softmax_cross_entropy_with_logits,
+                     sparse_softmax_cross_entropy_with_logits,
+                     weighted_cross_entropy_with_logits)
 from .reductions import (norm, reduce_max, reduce_mean, reduce_min,  # noqa: F401
                          reduce_prod, reduce_sum)
 from .shapes import (broadcast_to, concat, expand_dims, getitem, identity,  # noqa: F401
                      matrix_transpose, pad, reshape, shape, size, squeeze, stack,
                      transpose, unstack)
+from .indexing import (boolean_mask, gather, gather_nd, one_hot,  # noqa: F401
+                       scatter_nd)
+from .statistics import (argmax, argmin, reduce_all, reduce_any,  # noqa: F401
+                         reduce_logsumexp)
+from .scans import cumsum  # noqa: F401
+from .sorting import argsort, sort  # noqa: F401
+from .arrangement import meshgrid, rank, repeat, reverse, roll, split, tile  # noqa: F401
+from .tensordot import tensordot  # noqa: F401
+from .linspace_nd import linspace  # noqa: F401,F811  (tensor endpoints as well as numbers)
+from .indexing import where  # noqa: F401,F811  (where(condition) as well as where(c, x, y))
 
 
 def _swap(fn):
@@ -34,6 +57,20 @@ _OPERATORS = {
     "__eq__": equal, "__ne__": not_equal,
 }
 
+
+
+def _none_aware(compare, result):
+    """`t == None` is False and `t != None` True, as in TensorFlow, so `None in
+    [t1, t2]` and `if g == None` work; anything else compares elementwise."""
+    def fn(self, other):
+        return result if other is None else compare(self, other)
+    fn.__name__ = compare.__name__
+    return fn
+
+
+_OPERATORS["__eq__"] = _none_aware(equal, False)
+_OPERATORS["__ne__"] = _none_aware(not_equal, True)
+
 for _name, _fn in _OPERATORS.items():
     setattr(Tensor, _name, _fn)
     setattr(Variable, _name, _fn)
@@ -43,3 +80,9 @@ Tensor.__pos__ = Variable.__pos__ = lambda self: self
 # ops.linalg must not shadow the public namespaces mt.nn and mt.linalg).
 __all__ = sorted(name for name, value in list(globals().items())
                  if not name.startswith("_") and type(value).__name__ != "module")
+# Names TensorFlow has in tf.linalg only (tf.eig, tf.eigvals are also top level):
+# mt.linalg.det and mt.ops.det, but no mt.det.
+_LINALG_ONLY = {"adjoint", "band_part", "cholesky", "cholesky_solve", "cross", "det", "diag",
+                "diag_part", "eigh", "eigvalsh", "expm", "logdet", "lstsq", "matvec", "pinv",
+                "qr", "set_diag", "slogdet", "svd", "trace", "triangular_solve"}
+__all__ = [name for name in __all__ if name not in _LINALG_ONLY]

@@ -1,9 +1,13 @@
-"""What every op shares: checking inputs, emitting results, undoing broadcasting,
-and shaping tangents for forward-mode rules."""
-from .. import arguments
+"""What every op shares: checking inputs, emitting results, Python numbers as
+constants, and the batch shape of forward-mode tangents. It imports no op, so
+every op module can import it (`broadcasting.py` holds the helpers that need ops)."""
+import numpy as np
+
+from .. import arguments, nest
+from .. import tensor as _values
 from ..context import state
 from ..recording import record
-from ..tensor import Tensor, Variable, convert_to_tensor, new_id, operand
+from ..tensor import Tensor, TensorLike, Variable, holds_tensors, new_id, operand
 
 _new_tensor = Tensor.__new__
 
@@ -24,10 +28,61 @@ def constant_like(value):
     return Tensor(value)
 
 
+def first_dtype(values):
+    """The dtype of the first tensor or variable in a nested list (TensorFlow
+    packs a list holding tensors to that dtype; its numbers take it)."""
+    first = nest.first(values, TensorLike)
+    return None if first is None else first.dtype
+
+
+def pack(op_name, values, dtype=None, cast=False):
+    """A (nested) list or tuple holding tensors, variables and numbers as one
+    tensor, the way TensorFlow's `convert_to_tensor` auto-packs it: a recorded
+    `Pack` (the op of `mt.stack`, whose rules live in `shapes.py`) of its
+    entries, so the tensors keep their gradients. The dtype is the first
+    tensor's and numbers take it; a tensor of another dtype is an error, unless
+    the caller asked for `dtype` (`cast=True`): then tensors are cast to it, as
+    TensorFlow does."""
+    if dtype is None:
+        dtype = first_dtype(values)
+    parts = []
+    for v in values:
+        if isinstance(v, TensorLike):
+            t = _values.convert_to_tensor(v)
+            if t._value.dtype != dtype:
+                if not cast:
+                    raise TypeError(f"{op_name}: cannot pack a {t.dtype} tensor into a list "
+                                    f"of {dtype} (the first tensor's dtype); cast with mt.cast")
+                t = emit("Cast", t._value.astype(dtype), (t,), {"DstT": dtype})
+        elif holds_tensors(v):
+            t = pack(op_name, v, dtype, cast)
+        else:
+            t = Tensor(np.array(_values._to_numpy(v, dtype, op_name)))
+        parts.append(t)
+    if len({t._value.shape for t in parts}) > 1:
+        raise ValueError(f"{op_name}: cannot pack a list of tensors of different shapes "
+                         f"{[t.shape for t in parts]}")
+    return emit("Pack", np.stack([t._value for t in parts]), tuple(parts), {"axis": 0})
+
+
+def convert_to_tensor(value, dtype=None, name=None):
+    """`value` as a Tensor (TensorFlow's `convert_to_tensor`): tensors pass
+    through, variables are read, a list holding tensors is packed (`pack`,
+    recorded), anything else is copied into a new constant."""
+    if holds_tensors(value):
+        return pack("convert_to_tensor", value,
+                    _values.as_dtype(dtype, "convert_to_tensor"), cast=dtype is not None)
+    return _values.convert_to_tensor(value, dtype, name)
+
+
 def _converted(op_name, x):
     try:
-        return convert_to_tensor(x)
+        if holds_tensors(x):
+            return pack(op_name, x)
+        return _values.convert_to_tensor(x)
     except (TypeError, ValueError) as e:
+        if str(e).startswith(op_name + ":"):
+            raise
         raise type(e)(f"{op_name}: {e}") from None
 
 
@@ -82,22 +137,40 @@ def operands(op_name, x, y):
         return x, number(x._value.dtype, y)   # the common `y * 2.0`
     if ty is Tensor and (tx is float or tx is int) and y._value.dtype.kind == "f":
         return number(y._value.dtype, x), y   # and `1 - y`
+    if tx is list or tx is tuple:
+        x = _converted(op_name, x) if holds_tensors(x) else x
+    if ty is list or ty is tuple:
+        y = _converted(op_name, y) if holds_tensors(y) else y
+    tx, ty = type(x), type(y)
     if tx is Tensor and ty is Tensor:
         if x._value.dtype != y._value.dtype:
             raise TypeError(f"{op_name}: the operands have different dtypes, "
                             f"{x.dtype} and {y.dtype}; cast one with mt.cast")
     elif isinstance(x, (Tensor, Variable)):
-        x = convert_to_tensor(x)
+        x = _values.convert_to_tensor(x)
         y = operand(y, x, op_name)
     elif isinstance(y, (Tensor, Variable)):
-        y = convert_to_tensor(y)
+        y = _values.convert_to_tensor(y)
         x = operand(x, y, op_name)
     else:
-        x = convert_to_tensor(x)
+        x = _values.convert_to_tensor(x)
         y = operand(y, x, op_name)
     if x._value.dtype.kind not in "biufc":
         raise TypeError(f"{op_name}: expected numeric tensors, got dtype {x.dtype}")
     return x, y
+
+
+def tensor_inputs(op_name, values):
+    """The entries of a list argument (stack's, concat's) as numeric tensors:
+    as TensorFlow converts them, entries that hold no tensor (numbers, lists
+    of numbers) take the dtype of the first tensor in the list."""
+    dtype = first_dtype(values)
+    out = []
+    for v in values:
+        if dtype is not None and not isinstance(v, TensorLike) and not holds_tensors(v):
+            v = Tensor(np.array(_values._to_numpy(v, dtype, op_name)))
+        out.append(tensor_input(op_name, v))
+    return out
 
 
 def broadcast_error(op_name, x, y):
@@ -111,27 +184,6 @@ def normalize_axes(op_name, axis, ndim):
     return arguments.axes(op_name, axis, ndim)
 
 
-def unbroadcast(grad, shape, batch_ndim):
-    """Sum `grad` down to `shape`, undoing NumPy broadcasting.
-
-    The one place broadcasting is undone: if x of shape (3, 1) was broadcast to
-    (2, 3, 4), each element of x was used 2 * 4 times, so its gradient is the
-    sum of those uses. The first `batch_ndim` axes of `grad` are a batch of
-    upstream gradients (vectorised jacobians) and are kept.
-    """
-    gshape = grad._value.shape
-    if gshape == shape and not batch_ndim:  # nothing was broadcast: the usual case
-        return grad
-    target = gshape[:batch_ndim] + shape
-    if gshape == target:
-        return grad
-    extra = len(gshape) - len(target)
-    axes = list(range(batch_ndim, batch_ndim + extra))
-    axes += [batch_ndim + extra + i for i, n in enumerate(shape)
-             if n == 1 and gshape[batch_ndim + extra + i] != 1]
-    return reshape(reduce_sum(grad, axes), target)
-
-
 def tangent_batch(op, tangents):
     """The leading batch shape that an op's input tangents carry: () for one
     direction, (n,) for a batch of n directions (forward-mode jacobians)."""
@@ -141,28 +193,16 @@ def tangent_batch(op, tangents):
     return ()
 
 
-def lift(tangent, x, ndim):
-    """The tangent of input `x`, reshaped to broadcast against a result of rank
-    `ndim`. NumPy lines shapes up from the right, so a batch of tangents of an
-    x with fewer dims than the result needs ones between its batch dims and
-    x's own dims: a batch (n,) + (3,) against a result (2, 3) -> (n, 1, 3)."""
-    if tangent is None:
-        return None
-    nb = tangent._value.ndim - x._value.ndim
-    if nb == 0 or ndim <= x._value.ndim:
-        return tangent
-    return reshape(tangent, tangent.shape[:nb] + (1,) * (ndim - x.ndim) + x.shape)
+# How a traced graph replays each op type (`graph.py` builds its table from
+# this, and the compiler calls the op through it where it has no NumPy line of
+# its own). An op family declares its op types next to their rules:
+#     replay("Tan", lambda xs, attrs, out_shapes: tan(xs[0]))
+# `arity` is the number of inputs (None: any), and `attrs_of(op)` takes from a
+# recorded Operation the attributes `run` needs (the attrs must be plain data:
+# numbers, strings, tuples).
+REPLAYS = {}
 
 
-def full_tangent(tangent, shape):
-    """`tangent` broadcast to `shape` (an output tangent must have the output's
-    full shape, plus batch dims, even where it does not vary)."""
-    if tangent._value.shape == shape:
-        return tangent
-    return broadcast_to(tangent, shape)
-
-
-# The shape ops and reductions import this module, so they come last; the
-# functions above only use them when called.
-from .reductions import reduce_sum  # noqa: E402
-from .shapes import broadcast_to, reshape  # noqa: E402
+def replay(op_type, run, arity=1, attrs_of=None):
+    """Declare how a traced graph runs `op_type` again on new inputs."""
+    REPLAYS[op_type] = (run, arity, attrs_of)

@@ -11,10 +11,11 @@ the JVP is the same formula as the gradient.
 import numpy as np
 
 from .. import arguments
+from ..context import state
 from ..registry import RegisterGradient, RegisterJVP
 from .control import stop_gradient
 from .core import emit, float_input
-from .elementwise import exp, greater, log, where
+from .elementwise import connected_zeros, exp, greater, log, where
 from .reductions import reduce_max, reduce_sum
 from .shapes import identity
 
@@ -44,23 +45,36 @@ def relu(features, name=None):
 
 @RegisterGradient("Relu", batch_safe=True)
 def _relu_grad(op, grad):
-    return where(greater(op.inputs[0], 0), grad, np.zeros((), grad.dtype))
+    """grad where x > 0, else 0. While a tape records (one that could take a
+    second derivative, not only a trace), the 0 comes from x
+    (`connected_zeros`), so relu's second derivative is zeros rather than
+    None, as in TensorFlow; otherwise it is a plain constant (and traced
+    programs stay short)."""
+    x = op.inputs[0]
+    zero = np.zeros((), grad.dtype)
+    if any(not getattr(r, "_keeps_masks", False) for r in state.tapes):
+        zero = connected_zeros(x)
+    return where(greater(x, 0), grad, zero)
 
 
 RegisterJVP("Relu", batch_safe=True)(_relu_grad)
 
 
 def elu(features, name=None):
-    """x for x > 0, exp(x) - 1 otherwise."""
+    """x for x >= 0, exp(x) - 1 otherwise (exp(x) - 1, not expm1, as
+    TensorFlow's kernel computes it: the two differ in float32 near 0)."""
     x = float_input("elu", features)
     v = x._value
-    value = np.where(v > 0, v, np.expm1(np.minimum(v, 0))).astype(v.dtype, copy=False)
+    value = np.where(v < 0, np.exp(np.minimum(v, 0)) - 1, v).astype(v.dtype, copy=False)
     return emit("Elu", value, (x,), None, name)
 
 
 @RegisterGradient("Elu", batch_safe=True)
 def _elu_grad(op, grad):
-    return where(greater(op.inputs[0], 0), grad, grad * (op.outputs[0] + 1))
+    # d/dx = y + 1 where y < 0, else 1, as TensorFlow's EluGrad: written with y,
+    # so d2/dx2 = y + 1 for x < 0 and 0 at x = 0 (TensorFlow's EluGradGrad)
+    y = op.outputs[0]
+    return where(greater(0, y), grad * (y + 1), grad)
 
 
 RegisterJVP("Elu", batch_safe=True)(_elu_grad)

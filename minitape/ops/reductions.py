@@ -1,102 +1,44 @@
 """Reductions (sum, mean, max, min, prod) and norms, with their gradient rules.
 
-Every reduction remembers `kept_shape`, the input's shape with the reduced axes
-set to 1. Its gradient reshapes the upstream gradient to that shape and
-broadcasts it back over the reduced axes (`_spread`). Its JVP rule reduces the
-tangent the same way, over the same axes shifted past the tangent's batch dims
-(`_shifted`).
+Every reduction is made by `broadcasting.reduction`, which remembers
+`kept_shape`, the input's shape with the reduced axes set to 1. Its gradient
+copies the upstream gradient back over the reduced axes (`spread`); its JVP
+rule reduces the tangent the same way, over the same axes shifted past the
+tangent's batch dims (`reduced_axes`). reduce_sum itself lives in
+`broadcasting.py`: it and broadcast_to are each other's gradient.
 """
 import numpy as np
 
-from ..registry import RegisterGradient, RegisterJVP, batch_ndim
-from .core import constant_like, emit, float_input, normalize_axes, tensor_input
-from .elementwise import abs, cast, equal, sqrt, where
-from .shapes import broadcast_to, reshape, transpose
-
-
-def _reduce(op_type, op_name, numpy_fn, x, axis, keepdims, name, need_float=False):
-    x = (float_input if need_float else tensor_input)(op_name, x)
-    axes = normalize_axes(op_name, axis, x.ndim)
-    if x.size == 0 and op_type in _IDENTITY:
-        # NumPy refuses; TensorFlow fills in the reduction's identity
-        value = numpy_fn(x._value, axis=axes, keepdims=bool(keepdims),
-                         initial=_IDENTITY[op_type](x.dtype))
-    else:
-        value = numpy_fn(x._value, axis=axes, keepdims=bool(keepdims))
-    kept = tuple(1 if i in axes else n for i, n in enumerate(x.shape))
-    return emit(op_type, value, (x,), {"axis": axes, "keepdims": bool(keepdims),
-                                       "kept_shape": kept}, name)
-
-
-def _lowest(dtype):
-    """-inf for floats, the smallest integer for integer dtypes (False for bool)."""
-    if dtype.kind == "b":
-        return False
-    return -np.inf if dtype.kind in "fc" else np.iinfo(dtype).min
-
-
-def _highest(dtype):
-    if dtype.kind == "b":
-        return True
-    return np.inf if dtype.kind in "fc" else np.iinfo(dtype).max
-
-
-# What reduce_max/reduce_min of nothing is, as in TensorFlow: the identity of
-# max (-inf) and of min (+inf), so that max(concat(a, b)) == max(max(a), max(b))
-# even when a is empty.
-_IDENTITY = {"Max": _lowest, "Min": _highest}
-
-
-def _spread(op, grad):
-    """Copy the upstream gradient back over the reduced axes."""
-    nb = batch_ndim(op, grad)
-    batch = grad.shape[:nb]
-    g = reshape(grad, batch + op.attrs["kept_shape"])
-    return broadcast_to(g, batch + op.inputs[0].shape)
-
-
-def _shifted(op, t):
-    """The reduced axes of the op, as axes of its input's tangent `t`."""
-    nb = t.ndim - op.inputs[0].ndim
-    return [nb + a for a in op.attrs["axis"]]
-
-
-def reduce_sum(input_tensor, axis=None, keepdims=False, name=None):
-    return _reduce("Sum", "reduce_sum", np.sum, input_tensor, axis, keepdims, name)
-
-
-@RegisterGradient("Sum", batch_safe=True)
-def _sum_grad(op, grad):
-    return _spread(op, grad)
-
-
-@RegisterJVP("Sum", batch_safe=True)
-def _sum_jvp(op, t):
-    return reduce_sum(t, _shifted(op, t), keepdims=op.attrs["keepdims"])
+from ..arguments import one_axis
+from ..registry import RegisterGradient, RegisterJVP
+from .broadcasting import reduce_sum, reduction, reduced_axes, reshape, spread  # noqa: F401
+from .core import constant_like, emit, float_input, normalize_axes, replay
+from .elementwise import abs, cast, equal, pow, sqrt, square, where
+from .shapes import transpose
 
 
 def reduce_mean(input_tensor, axis=None, keepdims=False, name=None):
-    return _reduce("Mean", "reduce_mean", np.mean, input_tensor, axis, keepdims, name,
+    return reduction("Mean", "reduce_mean", np.mean, input_tensor, axis, keepdims, name,
                    need_float=True)
 
 
 @RegisterGradient("Mean", batch_safe=True)
 def _mean_grad(op, grad):
     count = op.inputs[0].size // max(op.outputs[0].size, 1)
-    return _spread(op, grad / count)
+    return spread(op, grad / count)
 
 
 @RegisterJVP("Mean", batch_safe=True)
 def _mean_jvp(op, t):
-    return reduce_mean(t, _shifted(op, t), keepdims=op.attrs["keepdims"])
+    return reduce_mean(t, reduced_axes(op, t), keepdims=op.attrs["keepdims"])
 
 
 def reduce_max(input_tensor, axis=None, keepdims=False, name=None):
-    return _reduce("Max", "reduce_max", np.max, input_tensor, axis, keepdims, name)
+    return reduction("Max", "reduce_max", np.max, input_tensor, axis, keepdims, name)
 
 
 def reduce_min(input_tensor, axis=None, keepdims=False, name=None):
-    return _reduce("Min", "reduce_min", np.min, input_tensor, axis, keepdims, name)
+    return reduction("Min", "reduce_min", np.min, input_tensor, axis, keepdims, name)
 
 
 def _extreme_weights(op):
@@ -109,12 +51,12 @@ def _extreme_weights(op):
 def _extreme_grad(op, grad):
     """The gradient goes to the entries equal to the max (or min), split evenly
     between ties, as in TensorFlow."""
-    return _spread(op, grad) * _extreme_weights(op)
+    return spread(op, grad) * _extreme_weights(op)
 
 
 def _extreme_jvp(op, t):
     """The max moves with the entry that is the max (the mean of tied ones)."""
-    return reduce_sum(t * _extreme_weights(op), _shifted(op, t),
+    return reduce_sum(t * _extreme_weights(op), reduced_axes(op, t),
                       keepdims=op.attrs["keepdims"])
 
 
@@ -125,17 +67,17 @@ RegisterJVP("Min", batch_safe=True)(_extreme_jvp)
 
 
 def reduce_prod(input_tensor, axis=None, keepdims=False, name=None):
-    return _reduce("Prod", "reduce_prod", np.prod, input_tensor, axis, keepdims, name)
+    return reduction("Prod", "reduce_prod", np.prod, input_tensor, axis, keepdims, name)
 
 
 @RegisterGradient("Prod", batch_safe=True)
 def _prod_grad(op, grad):
-    return _spread(op, grad) * _prod_of_others(op)
+    return spread(op, grad) * _prod_of_others(op)
 
 
 @RegisterJVP("Prod", batch_safe=True)
 def _prod_jvp(op, t):
-    return reduce_sum(t * _prod_of_others(op), _shifted(op, t),
+    return reduce_sum(t * _prod_of_others(op), reduced_axes(op, t),
                       keepdims=op.attrs["keepdims"])
 
 
@@ -162,20 +104,132 @@ def _prod_of_others(op):
 
 
 def norm(tensor, ord="euclidean", axis=None, keepdims=False, name=None):
-    """Vector norms (`'euclidean'`/2, 1, `np.inf`) and the Frobenius norm
-    (`'fro'`), built from differentiable ops (the gradient of the euclidean
-    norm at 0 is NaN, as in TensorFlow)."""
+    """TensorFlow's norms, built from differentiable ops.
+
+    Over one axis (or all, `axis=None`): the vector p-norm for `'euclidean'`
+    (= 2, also `'fro'`), 1, `np.inf` and any real p > 0. Over two axes
+    (`axis=[r, c]`): the matrix norms `'fro'`/`'euclidean'` (the square root of
+    the sum of squares), 1 (the largest sum of |x| over r), `np.inf` (the
+    largest sum over c) and 2 (the spectral norm, the largest singular value).
+    As in TensorFlow, the 2-norms of complex tensors are complex (5+0j for
+    [3+4j]) and the others real, and where a norm has no derivative (the
+    2-norm or a p-norm at the zero vector) the gradient is NaN."""
     x = float_input("norm", tensor)
-    if not (isinstance(ord, str) and ord in ("euclidean", "fro")) and \
-            not (isinstance(ord, (int, float)) and not isinstance(ord, bool)
-                 and ord in (1, 2, np.inf)):
-        raise ValueError(f"norm: ord must be 'euclidean', 'fro', 1, 2 or np.inf, "
-                         f"got {ord!r}")
-    normalize_axes("norm", axis, x.ndim)  # bad axes fail before any op is recorded
+    axes = _norm_axes(axis, x.ndim)
+    if isinstance(axis, (list, tuple)) and len(axis) == 2:  # None: the flattened vector
+        if not _is_ord(ord, ("euclidean", "fro", 1, 2, np.inf)):
+            raise ValueError(f"norm: ord must be a supported matrix norm in ['euclidean', "
+                             f"'fro', 1, 2, inf] for two axes {list(axis)}, got {ord!r}")
+        value = _matrix_norm(x, ord, axes)
+        if keepdims:
+            value = reshape(value, tuple(1 if i in axes else n for i, n in enumerate(x.shape)))
+        return value
+    if not (_is_ord(ord, ("euclidean", "fro")) or (_is_ord(ord, ()) and ord > 0)):
+        raise ValueError(f"norm: ord must be a supported vector norm ('euclidean', 'fro', "
+                         f"1, 2, np.inf or a real number > 0), got {ord!r}")
     if ord in ("euclidean", "fro", 2, 2.0):
-        return sqrt(reduce_sum(x * x, axis=axis, keepdims=keepdims), name=name)
+        return _two_norm(x, axes, keepdims)
     if ord in (1, 1.0):
-        return reduce_sum(abs(x), axis=axis, keepdims=keepdims, name=name)
+        return reduce_sum(abs(x), axis=axes, keepdims=keepdims, name=name)
     if ord == np.inf:
-        return reduce_max(abs(x), axis=axis, keepdims=keepdims, name=name)
-    raise ValueError(f"norm: ord must be 'euclidean', 'fro', 1, 2 or np.inf, got {ord!r}")
+        return reduce_max(abs(x), axis=axes, keepdims=keepdims, name=name)
+    # (sum |x|^p)^(1/p): at the zero vector, inf * 0 = NaN, as in TensorFlow
+    magnitude = abs(x)
+    return pow(reduce_sum(pow(magnitude, constant_like(magnitude.dtype.type(ord))),
+                          axis=axes, keepdims=keepdims),
+               constant_like(magnitude.dtype.type(1.0 / ord)))
+
+
+def _is_ord(ord, allowed):
+    """Whether `ord` is one of `allowed` (or, for allowed=(), any real number)."""
+    if isinstance(ord, str):
+        return ord in allowed
+    if isinstance(ord, bool) or not isinstance(ord, (int, float, np.integer, np.floating)):
+        return False
+    return not allowed or ord in [a for a in allowed if not isinstance(a, str)]
+
+
+def _norm_axes(axis, ndim):
+    """None (all axes), one axis, or two distinct axes kept in their order (the
+    order matters for the matrix 1- and inf-norms)."""
+    if isinstance(axis, (list, tuple)) and len(axis) == 2:
+        r, c = (one_axis("norm", a, ndim) for a in axis)
+        if r == c:
+            raise ValueError(f"norm: the two axes {list(axis)} are the same axis")
+        return (r, c)
+    if isinstance(axis, (list, tuple)) and len(axis) != 1:
+        raise ValueError(f"norm: axis must be None, one axis or two axes, got {axis!r}")
+    axes = normalize_axes("norm", axis, ndim)
+    return tuple(range(ndim)) if axes is None else axes
+
+
+def _two_norm(x, axes, keepdims):
+    """sqrt(sum |x|^2); complex inputs give the complex result TensorFlow gives."""
+    if x.dtype.kind == "c":
+        total = reduce_sum(square(abs(x)), axis=axes, keepdims=keepdims)
+        return cast(sqrt(total), x.dtype)
+    return sqrt(reduce_sum(x * x, axis=axes, keepdims=keepdims))
+
+
+def _matrix_norm(x, ord, axes):
+    r, c = axes
+    if ord in ("euclidean", "fro"):
+        return _two_norm(x, axes, False)
+    if ord in (1, 1.0):  # the largest sum over r (a column sum for axis=[0, 1])
+        return reduce_max(reduce_sum(abs(x), axis=r, keepdims=True), axis=axes)
+    if ord == np.inf:    # the largest sum over c (a row sum)
+        return reduce_max(reduce_sum(abs(x), axis=c, keepdims=True), axis=axes)
+    rest = [i for i in range(x.ndim) if i not in axes]
+    return spectral_norm(transpose(x, rest + [r, c]))
+
+
+def spectral_norm(a):
+    """The largest singular value of each matrix in the last two axes."""
+    value = np.linalg.svd(a._value, compute_uv=False)[..., 0]
+    return emit("SpectralNorm", value.astype(a._value.real.dtype), (a,))
+
+
+def _spectral_direction(a, conjugate=False):
+    """u1 v1^H (its conjugate if asked) for the top singular pair of each
+    matrix: the gradient of the spectral norm (TensorFlow's convention for
+    complex inputs, as grad * x / |x| for abs)."""
+    u, _, vh = np.linalg.svd(a._value)
+    value = u[..., :, :1] @ vh[..., :1, :]
+    return emit("SpectralNormDirection", np.conj(value) if conjugate else value, (a,),
+                {"conjugate": bool(conjugate)})
+
+
+@RegisterGradient("SpectralNorm", batch_safe=True)
+def _spectral_norm_grad(op, grad):
+    """d sigma_1 = Re(u1^H dA v1), so dA = grad * u1 v1^H (Giles 2008; TF's
+    _SvdGrad with compute_uv=False). Defined where sigma_1 is a simple
+    singular value; its own derivative needs the singular vectors' (below)."""
+    a = op.inputs[0]
+    g = reshape(grad, grad.shape + (1, 1))
+    if a.dtype.kind == "c":
+        g = cast(g, a.dtype)
+    return g * _spectral_direction(a)
+
+
+@RegisterJVP("SpectralNorm", batch_safe=True)
+def _spectral_norm_jvp(op, t):
+    """d sigma_1 = Re(sum(conj(u1 v1^H) * dA))."""
+    a = op.inputs[0]
+    d = reduce_sum(_spectral_direction(a, conjugate=True) * t, axis=[-2, -1])
+    return cast(d, op.outputs[0].dtype) if a.dtype.kind == "c" else d
+
+
+@RegisterGradient("SpectralNormDirection")
+def _spectral_direction_grad(op, grad):
+    raise NotImplementedError(
+        "norm: the second derivative of the spectral norm (ord=2 over two axes) needs "
+        "the derivative of singular vectors (an SVD gradient), which minitape's ops do not "
+        f"have yet (matrix of shape {op.inputs[0].shape})")
+
+
+RegisterJVP("SpectralNormDirection")(_spectral_direction_grad)
+
+replay("SpectralNorm", lambda xs, attrs, out_shapes: spectral_norm(xs[0]))
+replay("SpectralNormDirection",
+       lambda xs, attrs, out_shapes: _spectral_direction(xs[0], attrs["conjugate"]),
+       attrs_of=lambda op: {"conjugate": op.attrs["conjugate"]})

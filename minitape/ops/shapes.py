@@ -13,32 +13,9 @@ import numpy as np
 from .. import arguments
 from ..registry import RegisterGradient, RegisterJVP, batch_ndim
 from ..tensor import Tensor, convert_to_tensor
-from .core import (constant_like, emit, lift, normalize_axes, tangent_batch, tensor_input,
-                   unbroadcast)
-
-
-def reshape(tensor, shape, name=None):
-    x = tensor_input("reshape", tensor)
-    shape = arguments.shape("reshape", shape, allow_unknown=True)
-    if shape == x.shape:
-        return x
-    try:
-        value = x._value.reshape(shape)
-    except ValueError:
-        raise ValueError(f"reshape: cannot reshape a tensor of shape {x.shape} "
-                         f"({x.size} elements) into shape {list(shape)}") from None
-    return emit("Reshape", value, (x,), None, name)
-
-
-@RegisterGradient("Reshape", batch_safe=True)
-def _reshape_grad(op, grad):
-    nb = batch_ndim(op, grad)
-    return reshape(grad, grad.shape[:nb] + op.inputs[0].shape)
-
-
-@RegisterJVP("Reshape", batch_safe=True)
-def _reshape_jvp(op, t):
-    return reshape(t, tangent_batch(op, (t,)) + op.outputs[0].shape)
+from .broadcasting import broadcast_to, lift, reshape, unbroadcast  # noqa: F401 (re-exported)
+from .core import (constant_like, emit, normalize_axes, tangent_batch, tensor_input,
+                   tensor_inputs)
 
 
 def transpose(a, perm=None, name=None):
@@ -71,30 +48,6 @@ def matrix_transpose(a, name=None):
         raise ValueError(f"matrix_transpose: needs rank >= 2, got shape {x.shape}")
     perm = tuple(range(x.ndim - 2)) + (x.ndim - 1, x.ndim - 2)
     return transpose(x, perm, name)
-
-
-def broadcast_to(input, shape, name=None):
-    x = tensor_input("broadcast_to", input)
-    shape = arguments.shape("broadcast_to", shape)
-    if shape == x.shape:
-        return x
-    try:
-        value = np.broadcast_to(x._value, shape)
-    except ValueError:
-        raise ValueError(f"broadcast_to: cannot broadcast shape {x.shape} to "
-                         f"{list(shape)}") from None
-    return emit("BroadcastTo", value, (x,), None, name)
-
-
-@RegisterGradient("BroadcastTo", batch_safe=True)
-def _broadcast_to_grad(op, grad):
-    return unbroadcast(grad, op.inputs[0].shape, batch_ndim(op, grad))
-
-
-@RegisterJVP("BroadcastTo", batch_safe=True)
-def _broadcast_to_jvp(op, t):
-    y = op.outputs[0]
-    return broadcast_to(lift(t, op.inputs[0], y.ndim), tangent_batch(op, (t,)) + y.shape)
 
 
 def expand_dims(input, axis, name=None):
@@ -132,11 +85,14 @@ RegisterJVP("Identity", batch_safe=True)(_identity_grad)  # the identity is its 
 
 
 def pad(tensor, paddings, mode="CONSTANT", constant_values=0, name=None):
-    """Pad with `constant_values` (which may be a scalar tensor); only the
-    input gets a gradient."""
+    """Pad with `constant_values` (which may be a scalar tensor), or with a
+    mirror image of the edge: mode 'REFLECT' leaves the edge entry out,
+    'SYMMETRIC' repeats it. Only the input gets a gradient."""
     x = tensor_input("pad", tensor)
-    if str(mode).upper() != "CONSTANT":
-        raise NotImplementedError(f"pad: only mode='CONSTANT' is supported, got {mode!r}")
+    mode = str(mode).upper()
+    if mode not in ("CONSTANT", "REFLECT", "SYMMETRIC"):
+        raise ValueError(f"pad: mode must be 'CONSTANT', 'REFLECT' or 'SYMMETRIC', got "
+                         f"{mode!r}")
     widths = np.asarray(paddings)
     if widths.size and widths.dtype.kind not in "iu":
         raise TypeError(f"pad: paddings must hold integers, got dtype {widths.dtype}: "
@@ -146,6 +102,8 @@ def pad(tensor, paddings, mode="CONSTANT", constant_values=0, name=None):
                          f"integers for a tensor of shape {x.shape}, got "
                          f"{widths.tolist()}")
     widths = tuple((int(a), int(b)) for a, b in widths)
+    if mode != "CONSTANT":
+        return _mirror_pad(x, widths, mode)
     try:  # a scalar tensor of another float dtype is fine; a lossy value is not
         fill = convert_to_tensor(np.asarray(constant_values), dtype=x.dtype)
     except (TypeError, ValueError) as e:
@@ -172,6 +130,23 @@ def _pad_jvp(op, t):
     return pad(t, ((0, 0),) * nb + op.attrs["paddings"])  # pads with 0: a constant
 
 
+def _mirror_pad(x, widths, mode):
+    """Mirror padding as indexing with a constant index along each padded
+    axis (np.pad of 0..n-1 gives it), so its gradient adds the gradients of
+    each entry's mirror images to it. As in TensorFlow, REFLECT needs
+    paddings < the axis's size (even 0 on an empty axis), SYMMETRIC <= it."""
+    for axis, ((before, after), n) in enumerate(zip(widths, x.shape)):
+        if (mode == "REFLECT" and max(before, after) >= n) or max(before, after) > n:
+            raise ValueError(f"pad: in mode {mode} the paddings of axis {axis} must be "
+                             f"{'<' if mode == 'REFLECT' else '<='} its size {n} (shape "
+                             f"{x.shape}), got {[before, after]}")
+    for axis, ((before, after), n) in enumerate(zip(widths, x.shape)):
+        if before or after:
+            index = np.pad(np.arange(n), (before, after), mode=mode.lower())
+            x = getitem(x, (slice(None),) * axis + (index,))
+    return x
+
+
 def _tensor_list(op_name, values):
     if isinstance(values, (list, tuple)):
         return values
@@ -182,7 +157,7 @@ def _tensor_list(op_name, values):
 
 
 def concat(values, axis, name=None):
-    xs = [tensor_input("concat", v) for v in _tensor_list("concat", values)]
+    xs = tensor_inputs("concat", _tensor_list("concat", values))
     if not xs:
         raise ValueError("concat: needs at least one tensor")
     if xs[0].ndim == 0:
@@ -228,7 +203,7 @@ def _concat_jvp(op, *tangents):
 
 
 def stack(values, axis=0, name=None):
-    xs = [tensor_input("stack", v) for v in _tensor_list("stack", values)]
+    xs = tensor_inputs("stack", _tensor_list("stack", values))
     if not xs:
         raise ValueError("stack: needs at least one tensor")
     if len({x.shape for x in xs}) > 1 or len({x.dtype for x in xs}) > 1:

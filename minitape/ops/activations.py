@@ -1,0 +1,202 @@
+"""The activations of `tf.nn` beyond relu and sigmoid, as TensorFlow computes them.
+
+relu6, leaky_relu and selu are op types of their own in TensorFlow (Relu6,
+LeakyRelu, Selu): each has its forward, gradient rule and JVP rule here, side
+by side. (softsign, also in tf.nn, is tf.math.softsign: the elementwise
+family's, `ops/exp_log.py`.) gelu and silu are Python compositions in TensorFlow,
+and here too, so their derivatives of every order come from the ops they are
+made of. Every rule is elementwise (a diagonal Jacobian), so its JVP rule is
+its gradient rule with the tangent in the place of the upstream gradient.
+
+At a kink TensorFlow picks one side: relu6 passes the gradient only for
+0 < x < 6 (0 at both kinks), leaky_relu takes alpha at 0, selu takes the
+positive side at 0. The piecewise-linear ones (relu6, leaky_relu) have a zero
+second derivative in TensorFlow (its Relu6GradGrad and LeakyReluGradGrad rules
+return zeros for x, not None), which `flat_zero` reproduces.
+"""
+import math
+
+import numpy as np
+
+from ..context import state
+from ..registry import RegisterGradient, RegisterJVP
+from .core import emit, float_input, number, replay, tensor_input
+from .elementwise import (abs, cast, equal, exp, greater, less, multiply, sign, square,
+                          tanh, where)
+from .nn import sigmoid
+
+
+def flat_zero(x, dtype):
+    """0, which while a tape records is computed from x with derivative 0 (sign's
+    gradient is zeros; a NaN in x is replaced first, since sign(NaN) * 0 is NaN,
+    and abs keeps -0 out):
+    rules that mix it in have a second derivative of zeros, as in TensorFlow,
+    rather than None. Outside tapes it is a plain constant."""
+    zero = np.zeros((), dtype)
+    if not state.tapes:
+        return zero
+    return sign(abs(where(equal(x, x), x, zero))) * 0
+
+
+# --- relu6 ----------------------------------------------------------------------
+
+def relu6(features, name=None):
+    """min(max(x, 0), 6): relu capped at 6 (integers too, as in TensorFlow)."""
+    x = tensor_input("relu6", features)
+    if x.dtype.kind not in "iuf":
+        raise TypeError(f"relu6: expected a float or integer tensor, got dtype {x.dtype}")
+    return emit("Relu6", np.clip(x._value, 0, 6), (x,), None, name)
+
+
+@RegisterGradient("Relu6", batch_safe=True)
+def _relu6_grad(op, grad):
+    # d/dx = 1 for 0 < x < 6, else 0 (also at both kinks, as TensorFlow's Relu6Grad)
+    x = op.inputs[0]
+    zero = flat_zero(x, grad.dtype)
+    return where(greater(x, 0), where(less(x, 6), grad, zero), zero)
+
+
+RegisterJVP("Relu6", batch_safe=True)(_relu6_grad)
+replay("Relu6", lambda xs, attrs, out_shapes: relu6(xs[0]))
+
+
+# --- leaky_relu -----------------------------------------------------------------
+
+def leaky_relu(features, alpha=0.2, name=None):
+    """x for x > 0, alpha * x otherwise. Integers are cast to float32, and
+    alpha is a float32 attribute, as in TensorFlow (so alpha=0.2 on a float64
+    tensor is 0.2 rounded to float32: -1 gives -0.20000000298...)."""
+    x = tensor_input("leaky_relu", features)
+    if x.dtype.kind not in "iuf":
+        raise TypeError(f"leaky_relu: expected a float or integer tensor, got dtype {x.dtype}")
+    if isinstance(alpha, np.ndarray) and alpha.ndim == 0:
+        alpha = alpha.item()
+    if isinstance(alpha, bool) or not isinstance(alpha, (int, float, np.floating, np.integer)):
+        raise TypeError(f"leaky_relu: alpha must be a Python number, got {alpha!r}")
+    alpha = float(np.float32(alpha))
+    if x.dtype.kind in "iu":
+        x = cast(x, np.float32)
+    v = x._value
+    value = np.where(v > 0, v, v * v.dtype.type(alpha))
+    return emit("LeakyRelu", value, (x,), {"alpha": alpha}, name)
+
+
+@RegisterGradient("LeakyRelu", batch_safe=True)
+def _leaky_relu_grad(op, grad):
+    # d/dx = 1 for x > 0, alpha for x <= 0 (alpha at the kink, as TensorFlow)
+    x = op.inputs[0]
+    alpha = number(grad.dtype, op.attrs["alpha"])
+    return where(greater(x, 0), grad, grad * alpha + flat_zero(x, grad.dtype))
+
+
+RegisterJVP("LeakyRelu", batch_safe=True)(_leaky_relu_grad)
+replay("LeakyRelu", lambda xs, attrs, out_shapes: leaky_relu(xs[0], attrs["alpha"]),
+       attrs_of=lambda op: {"alpha": op.attrs["alpha"]})
+
+
+# --- selu -------------------------------------------------------------------------
+
+SELU_ALPHA = 1.6732632423543772848170429916717
+SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def selu(features, name=None):
+    """scale * x for x >= 0, scale * alpha * (exp(x) - 1) otherwise
+    (Klambauer et al. 2017). exp(x) - 1, not expm1, as TensorFlow's kernel."""
+    x = float_input("selu", features)
+    v = x._value
+    t = v.dtype.type
+    negative = t(SELU_SCALE * SELU_ALPHA) * (np.exp(np.minimum(v, 0)) - t(1))
+    value = np.where(v < 0, negative, v * t(SELU_SCALE)).astype(v.dtype, copy=False)
+    return emit("Selu", value, (x,), None, name)
+
+
+@RegisterGradient("Selu", batch_safe=True)
+def _selu_grad(op, grad):
+    # d/dx = y + scale * alpha where y < 0, else scale (at 0 too, as TensorFlow's
+    # SeluGrad). Written with y, so d2/dx2 = y + scale * alpha for x < 0, 0 at 0.
+    y = op.outputs[0]
+    dtype = grad.dtype
+    return where(less(y, 0), grad * (y + number(dtype, SELU_SCALE * SELU_ALPHA)),
+                 grad * number(dtype, SELU_SCALE))
+
+
+RegisterJVP("Selu", batch_safe=True)(_selu_grad)
+replay("Selu", lambda xs, attrs, out_shapes: selu(xs[0]))
+
+
+# --- gelu -------------------------------------------------------------------------
+# TensorFlow 2.21 computes gelu as 0.5 x erfc(-x c) with c = 1/sqrt(2) made by
+# casting a float32 constant to x's dtype, so in float64 c carries float32's
+# rounding (gelu''(0) = 2c/sqrt(pi) = 0.79788454..., not 0.79788456...): minitape
+# uses the same c. 0.5 erfc(-c x) is an op of its own here (`_half_erfc`, op type
+# Ndtr: it is the normal CDF Phi(x) for c = 1/sqrt 2), whose derivative is
+# (c / sqrt(pi)) exp(-(c x)^2).
+
+_GELU_C = float(np.float32(0.7071067811865476))
+_erfc = np.frompyfunc(math.erfc, 1, 1)
+
+
+def _half_erfc(x, scale):
+    """0.5 erfc(-scale x): -scale x in x's dtype, erfc in float64, rounded back."""
+    v = x._value
+    arg = (-v * v.dtype.type(scale)).astype(np.float64)
+    value = np.asarray(0.5 * _erfc(arg).astype(np.float64), dtype=v.dtype)
+    return emit("Ndtr", value, (x,), {"scale": scale}, None)
+
+
+@RegisterGradient("Ndtr", batch_safe=True)
+def _half_erfc_grad(op, grad):
+    # d/dx 0.5 erfc(-c x) = (c / sqrt(pi)) exp(-(c x)^2): finite everywhere, 0 at +-inf
+    x, c = op.inputs[0], op.attrs["scale"]
+    dtype = grad.dtype
+    return grad * (exp(-square(x * number(dtype, c))) * number(dtype, c / math.sqrt(math.pi)))
+
+
+RegisterJVP("Ndtr", batch_safe=True)(_half_erfc_grad)
+replay("Ndtr", lambda xs, attrs, out_shapes: _half_erfc(float_input("gelu", xs[0]),
+                                                        attrs["scale"]),
+       attrs_of=lambda op: {"scale": float(op.attrs["scale"])})
+
+
+def gelu(features, approximate=False, name=None):
+    """Gaussian error linear unit (Hendrycks and Gimpel 2016): x Phi(x), as
+    0.5 x erfc(-x / sqrt 2), or with `approximate=True` TensorFlow's tanh form
+    0.5 x (1 + tanh(0.7978845608028654 (x + 0.044715 x^3)))."""
+    x = tensor_input("gelu", features)
+    if x.dtype.kind != "f":
+        raise ValueError(f"gelu: features must be a floating point tensor, got dtype {x.dtype}")
+    dtype = x.dtype
+    if approximate:
+        # TensorFlow casts a float32 0.044715 to x's dtype (so float64 gets its rounding)
+        coeff = number(dtype, float(np.float32(0.044715)))
+        inner = (x + coeff * (x * x * x)) * number(dtype, 0.7978845608028654)
+        return multiply(number(dtype, 0.5) * x, 1 + tanh(inner), name=name)
+    return multiply(x, _half_erfc(x, _GELU_C), name=name)
+
+
+# --- silu (swish) -----------------------------------------------------------------
+
+def silu(features, beta=1.0):
+    """x * sigmoid(beta * x) (Ramachandran et al. 2017); differentiable in beta
+    too (a number or a tensor, cast to x's dtype). TensorFlow's signature has
+    no `name`."""
+    x = float_input("silu", features)
+    if isinstance(beta, (int, float)) and not isinstance(beta, bool):
+        if beta == 1:
+            return x * sigmoid(x)
+        beta = number(x.dtype, beta)
+    else:
+        beta = tensor_input("silu", beta)
+        if beta.dtype.kind not in "iuf":
+            raise TypeError(f"silu: beta must be a real number or tensor, got dtype {beta.dtype}")
+        try:
+            np.broadcast_shapes(x.shape, beta.shape)
+        except ValueError:
+            raise ValueError(f"silu: beta of shape {beta.shape} cannot be broadcast against "
+                             f"features of shape {x.shape}") from None
+        beta = cast(beta, x.dtype)
+    return x * sigmoid(beta * x)
+
+
+swish = silu

@@ -1,0 +1,173 @@
+"""Running sums and products along an axis (cumsum, cumprod, each with
+`exclusive` and `reverse`), and sums over segments of rows (segment_sum).
+
+cumsum is linear: y_j = sum of the x_i that come before j (in the scan's
+direction), so x_i's gradient is the sum of the upstream gradients of the
+y_j that come after i: a cumsum of the gradient in the other direction.
+
+cumprod's derivative dy_j/dx_i is the product of the other entries in y_j.
+TensorFlow computes it as cumsum(y * grad) / x, which is 0 wherever x_i == 0
+(its rule uses div_no_nan): at x = [2, 0, 3] it gives [1, 0, 0] for the
+gradient of sum(cumprod(x)), whose true value is [1, 8, 0]. minitape
+computes the products of the others directly, as reduce_prod does, so it
+returns the true derivative there too (see the README's differences table).
+The price: an n x n block per row (n the length of the scanned axis), fine
+for the lengths a course uses (n = 1000: 8 MB per row in float64), too much
+for very long axes, where the O(n) division would be needed.
+"""
+import numpy as np
+
+from .. import arguments
+from ..registry import RegisterGradient, RegisterJVP, batch_ndim
+from .broadcasting import reduce_sum, reshape
+from .core import constant_like, emit, replay, tangent_batch, tensor_input
+from .elementwise import where
+from .indexing import _scatter_nd, gather, same_shape_as_traced
+from .shapes import transpose
+
+
+def _scan_value(numpy_fn, value, axis, exclusive, reverse, identity):
+    if reverse:
+        value = np.flip(value, axis)
+    out = numpy_fn(value, axis=axis, dtype=value.dtype)
+    if exclusive and out.shape[axis]:  # shift by one: each entry leaves itself out
+        out = np.roll(out, 1, axis=axis)
+        out[(slice(None),) * axis + (0,)] = identity
+    return np.flip(out, axis) if reverse else out
+
+
+def _scan(op_type, op_name, numpy_fn, identity, x, axis, exclusive, reverse, name):
+    x = tensor_input(op_name, x)
+    if x.dtype.kind == "b":
+        raise TypeError(f"{op_name}: expected numbers, got dtype bool (cast it first)")
+    if x.ndim == 0:
+        raise ValueError(f"{op_name}: needs a tensor of rank >= 1, got a scalar")
+    a = arguments.one_axis(op_name, axis, x.ndim)
+    exclusive, reverse = bool(exclusive), bool(reverse)
+    value = _scan_value(numpy_fn, x._value, a, exclusive, reverse, identity)
+    return emit(op_type, value, (x,),
+                {"axis": a, "exclusive": exclusive, "reverse": reverse}, name)
+
+
+def _scan_replay(fn):
+    return (lambda xs, a, o: fn(xs[0], a["axis"], a["exclusive"], a["reverse"]), 1,
+            lambda op: {k: op.attrs[k] for k in ("axis", "exclusive", "reverse")})
+
+
+def cumsum(x, axis=0, exclusive=False, reverse=False, name=None):
+    """Running sums along `axis`; `exclusive` leaves each entry out of its own
+    sum (starting from 0), `reverse` runs from the end."""
+    return _scan("Cumsum", "cumsum", np.cumsum, 0, x, axis, exclusive, reverse, name)
+
+
+@RegisterGradient("Cumsum", batch_safe=True)
+def _cumsum_grad(op, grad):
+    """A cumsum of the gradient in the other direction."""
+    a = op.attrs
+    return cumsum(grad, batch_ndim(op, grad) + a["axis"], a["exclusive"], not a["reverse"])
+
+
+@RegisterJVP("Cumsum", batch_safe=True)
+def _cumsum_jvp(op, t):
+    a = op.attrs
+    return cumsum(t, len(tangent_batch(op, (t,))) + a["axis"], a["exclusive"], a["reverse"])
+
+
+replay("Cumsum", *_scan_replay(cumsum))
+
+
+def cumprod(x, axis=0, exclusive=False, reverse=False, name=None):
+    """Running products along `axis` (`exclusive`: starting from 1)."""
+    return _scan("Cumprod", "cumprod", np.cumprod, 1, x, axis, exclusive, reverse, name)
+
+
+def _axis_last(ndim, axis, lead):
+    """The perm that moves `axis` (counted after `lead` leading axes) last."""
+    return (list(range(lead)) + [lead + d for d in range(ndim) if d != axis]
+            + [lead + axis])
+
+
+def _cumprod_partials(op):
+    """P[..., i, j] = dy_j / dx_i along the scanned axis (moved last): the
+    product of the entries of y_j other than x_i, 0 where x_i is not in y_j.
+
+    Row i is the cumprod of a copy of x whose entry i is replaced by 1 (an
+    n x n block, as reduce_prod's rule builds it), masked where x_i enters
+    y_j: i <= j (i < j exclusive), or i >= j (i > j) for a reverse scan."""
+    x, a = op.inputs[0], op.attrs
+    xt = transpose(x, _axis_last(x.ndim, a["axis"], 0))
+    n = xt.shape[-1]
+    rows = reshape(xt, xt.shape[:-1] + (1, n))
+    eye = constant_like(np.eye(n, dtype=bool))
+    copies = where(eye, np.ones((), x.dtype), rows)
+    products = cumprod(copies, -1, a["exclusive"], a["reverse"])
+    i, j = np.arange(n)[:, None], np.arange(n)[None, :]
+    enters = {(False, False): i <= j, (True, False): i < j,
+              (False, True): i >= j, (True, True): i > j}[a["exclusive"], a["reverse"]]
+    return where(constant_like(enters), products, np.zeros((), x.dtype))
+
+
+@RegisterGradient("Cumprod", batch_safe=True)
+def _cumprod_grad(op, grad):
+    """dx_i = sum_j P[i, j] grad_j (exact where x has zeros; see the top)."""
+    nb, x, a = batch_ndim(op, grad), op.inputs[0], op.attrs["axis"]
+    perm = _axis_last(x.ndim, a, nb)
+    g = transpose(grad, perm)
+    out = reduce_sum(_cumprod_partials(op) * reshape(g, g.shape[:-1] + (1, g.shape[-1])),
+                     axis=-1)
+    return transpose(out, np.argsort(perm))
+
+
+@RegisterJVP("Cumprod", batch_safe=True)
+def _cumprod_jvp(op, t):
+    """dy_j = sum_i P[i, j] t_i."""
+    nb, x, a = len(tangent_batch(op, (t,))), op.inputs[0], op.attrs["axis"]
+    perm = _axis_last(x.ndim, a, nb)
+    tt = transpose(t, perm)
+    out = reduce_sum(_cumprod_partials(op) * reshape(tt, tt.shape + (1,)), axis=-2)
+    return transpose(out, np.argsort(perm))
+
+
+replay("Cumprod", *_scan_replay(cumprod))
+
+
+def segment_sum(data, segment_ids, name=None):
+    """Row k of the result is the sum of the rows of `data` whose segment id
+    is k; the ids are sorted and non-negative, and ids that no row has give
+    rows of zeros. Only `data` gets a gradient: row i's is the upstream
+    gradient of its segment."""
+    x = tensor_input("segment_sum", data)
+    ids = tensor_input("segment_sum", segment_ids)
+    if x.dtype.kind == "b":
+        raise TypeError("segment_sum: expected numbers, got dtype bool (cast it first)")
+    if ids.dtype.kind not in "iu":
+        raise TypeError(f"segment_sum: segment_ids must be integers, got dtype {ids.dtype}")
+    if ids.ndim != 1 or x.ndim == 0 or ids.shape[0] != x.shape[0]:
+        raise ValueError(f"segment_sum: segment_ids must be a vector as long as the first "
+                         f"dim of data; got shapes {ids.shape} and {x.shape}")
+    v = ids._value
+    if v.size and (v[0] < 0 or (np.diff(v) < 0).any()):
+        raise ValueError(f"segment_sum: segment_ids must be sorted and non-negative, got "
+                         f"{arguments._show(v)}")
+    rows = int(v[-1]) + 1 if v.size else 0
+    out = np.zeros((rows,) + x.shape[1:], x.dtype)
+    np.add.at(out, v, x._value)
+    return emit("SegmentSum", out, (x, ids), None, name)
+
+
+@RegisterGradient("SegmentSum", batch_safe=True)
+def _segment_sum_grad(op, grad):
+    return gather(grad, op.inputs[1], axis=batch_ndim(op, grad)), None
+
+
+@RegisterJVP("SegmentSum", batch_safe=True)
+def _segment_sum_jvp(op, t, t_ids):
+    if t is None:
+        return None
+    ids = op.inputs[1]
+    return _scatter_nd(reshape(ids, ids.shape + (1,)), t, op.outputs[0].shape,
+                       len(tangent_batch(op, (t, None))))
+
+
+replay("SegmentSum", lambda xs, a, o: same_shape_as_traced("segment_sum",
+                                                           segment_sum(xs[0], xs[1]), o), 2)

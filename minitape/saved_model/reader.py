@@ -1,0 +1,500 @@
+"""`load`: read, check, then build. Nothing from the files runs as code: ops
+are looked up by name in minitape's own table, and everything is checked
+before it is used; whatever is wrong raises `LoadError`, naming the file and
+the place in it."""
+import contextlib
+import inspect
+import os
+import stat
+
+import numpy as np
+
+from .. import function as _fn
+from ..context import state
+from ..specs import TensorSpec
+from ..tensor import Tensor, Variable
+from .checks import check_graph
+from .files import DIRECTORY_FLAGS, OPEN_IN_DIRECTORY, parse_json, read_arrays, read_file
+from .format import (ATTR_CODECS, FORMAT, FORMAT_VERSION, INLINE_ELEMENTS, JSON_NAME,
+                     NO_ATTRS, NPZ_NAME, PARAMETER_KINDS, UNEXPECTED, LoadError, brief,
+                     check_bool, check_dict, check_dtype, check_int, check_keys, check_list,
+                     check_str, fail, flat_numbers, gradient_key, is_literal, signature_spec,
+                     spec_text, specs_text, tensor_spec)
+from .limits import (MAX_DEPTH, MAX_JSON_BYTES, MAX_RANK, MAX_TENSOR_BYTES, arrays_problem,
+                     nbytes, nodes_problem, size)
+from .loaded import LoadedFunction, LoadedObject, call_arguments, leaves
+
+
+def load(export_dir, tags=None, options=None):
+    """Load a model written by `save`: an object with the saved attributes,
+    variables (restored) and functions (`loaded.call_custom_grad(x)`).
+
+    Raises `LoadError` for anything missing, damaged, inconsistent or over the
+    limits; the message names the file and the place in it.
+    """
+    return _Loader(os.fspath(export_dir)).load()
+
+
+@contextlib.contextmanager
+def _tapes_paused():
+    """Loading runs small probe ops (see `_probe_dtype`): no tape may record them."""
+    saved = state.tapes, state.variable_watchers
+    state.tapes, state.variable_watchers = [], []
+    try:
+        with np.errstate(all="ignore"):
+            yield
+    finally:
+        state.tapes, state.variable_watchers = saved
+
+
+class _Loader:
+    """Reads and checks a saved model, in this order: the two files (regular
+    files in the directory, never links, within the size limits); JSON syntax;
+    every field's type and the declared sizes (the limits at the top of this
+    module); the `.npz` arrays against the declared shapes and dtypes (sizes
+    checked before anything is decompressed); references; op types; and then,
+    for every graph, each node's output shape, dtype and cost worked out from
+    its inputs' specs and attributes, without computing anything
+    (`check_graph`). Only then are gradients registered and objects built."""
+
+    def __init__(self, path):
+        self.path = path
+
+    @contextlib.contextmanager
+    def reading(self, file):
+        """Turn any failure while checking `file` into a LoadError naming it."""
+        prefix = f"{self.path}: {file}"
+        try:
+            yield
+        except LoadError as e:
+            raise LoadError(f"{prefix}: {e}") from None
+        except RecursionError:
+            raise LoadError(f"{prefix}: nested too deeply") from None
+        except Exception as e:  # a gap in the checks: still one documented exception
+            raise LoadError(f"{prefix}: {UNEXPECTED}: {type(e).__name__}: {e}") from e
+
+    def load(self):
+        """Open the directory itself without following a link, and read the
+        files relative to it (where the system allows: on Windows, by path)."""
+        if os.path.islink(self.path):
+            raise LoadError(f"{self.path}: no saved model here: it is a symbolic link "
+                            "(pass the directory it points to)")
+        if not OPEN_IN_DIRECTORY:
+            if not os.path.isdir(self.path):
+                raise LoadError(f"{self.path}: no saved model here: not a directory")
+            with _tapes_paused():
+                return self.load_from(self.path)
+        try:
+            directory = os.open(self.path, DIRECTORY_FLAGS)
+        except OSError as e:
+            raise LoadError(f"{self.path}: no saved model here: {e.strerror}") from None
+        try:
+            if not stat.S_ISDIR(os.fstat(directory).st_mode):
+                raise LoadError(f"{self.path}: no saved model here: not a directory")
+            with _tapes_paused():
+                return self.load_from(directory)
+        finally:
+            os.close(directory)
+
+    def load_from(self, directory):
+        with self.reading(JSON_NAME):
+            document = parse_json(read_file(directory, JSON_NAME, MAX_JSON_BYTES))
+            expected = self.check_document(document)
+        with self.reading(NPZ_NAME):
+            arrays = read_arrays(directory, expected)
+        with self.reading(JSON_NAME):
+            self.variables = [Variable(arrays[f"v{i}"], trainable=trainable, name=name)
+                              for i, (_, name, trainable) in enumerate(self.variable_specs)]
+            self.constants = [_read_only(self.inline[i] if i in self.inline else arrays[f"c{i}"])
+                              for i in range(len(self.constant_specs))]
+            root = self.build(document)
+        return root
+
+    # --- the document, up to the arrays ---------------------------------------------
+    def check_document(self, doc):
+        """Check the top level, the variables and the constants; return the arrays
+        the `.npz` must hold: name -> TensorSpec."""
+        check_keys(doc, "the document", ("format", "format_version", "variables", "constants",
+                                          "objects", "functions", "graphs", "gradients"))
+        if doc["format"] != FORMAT:
+            fail("format", f"expected {FORMAT!r}, got {brief(doc['format'])}")
+        if type(doc["format_version"]) is not int or doc["format_version"] != FORMAT_VERSION:
+            fail("format_version", f"version {brief(doc['format_version'])} is not "
+                  f"supported (this minitape reads version {FORMAT_VERSION})")
+        for key in ("graphs", "gradients"):
+            check_dict(doc[key], key)
+        if not check_list(doc["objects"], "objects"):
+            fail("objects", "there must be at least the root object")
+        check_list(doc["functions"], "functions")
+        self.variable_specs = []
+        expected = {}
+        for i, v in enumerate(check_list(doc["variables"], "variables")):
+            w = f"variables[{i}]"
+            check_keys(v, w, ("name", "shape", "dtype", "trainable"))
+            expected[f"v{i}"] = tensor_spec(v, w)
+            self.variable_specs.append((expected[f"v{i}"], check_str(v["name"], f"{w}.name", 1000),
+                                        check_bool(v["trainable"], f"{w}.trainable")))
+        self.constant_specs, self.inline = [], {}
+        for i, c in enumerate(check_list(doc["constants"], "constants")):
+            w = f"constants[{i}]"
+            check_keys(c, w, ("shape", "dtype"), ("value",))
+            spec = tensor_spec(c, w)
+            self.constant_specs.append(spec)
+            if "value" in c:
+                self.inline[i] = _inline_value(c["value"], spec, f"{w}.value")
+            else:
+                expected[f"c{i}"] = spec
+        total = sum(nbytes(s) for s in expected.values())
+        if arrays_problem(total):
+            fail("variables", arrays_problem(total))
+        return expected
+
+    # --- graphs, functions, objects -------------------------------------------------
+    def build(self, doc):
+        nodes = sum(len(g["nodes"]) for g in doc["graphs"].values()
+                    if isinstance(g, dict) and isinstance(g.get("nodes"), list))
+        if nodes_problem(nodes):
+            fail("graphs", nodes_problem(nodes))
+        probes = {}
+        self.graphs = {name: self.graph(g, f"graphs.{name}", name)
+                       for name, g in doc["graphs"].items()}
+        self.gradients = {}
+        for key, name in doc["gradients"].items():
+            w = f"gradients.{key}"
+            gradient_key(key, w)
+            if not isinstance(name, str) or name not in self.graphs:
+                fail(w, f"names no saved graph ({brief(name)})")
+            if self.graphs[name].args is not None:
+                fail(w, f"graph {name} is a function trace, not a gradient graph")
+            self.gradients[key] = self.graphs[name]
+        for name, graph in self.graphs.items():
+            try:
+                specs = check_graph(graph, graph.inputs, probes)
+            except ValueError as e:
+                raise LoadError(f"graphs.{name}.{e}") from None
+            for node in graph.nodes:  # outputs of any shape: as traced (on scalars)
+                node.outputs = specs[node.first:node.first + len(node.outputs)]
+            self.check_custom_gradients(graph, f"graphs.{name}")
+        functions = [self.function(f, f"functions[{i}]")
+                     for i, f in enumerate(doc["functions"])]
+
+        # Everything checked: register the saved gradients under fresh keys.
+        # A key (a GradientKey) owns its registration: the graphs' IdentityN
+        # nodes and the ops tapes record from them hold it, and when the last
+        # holder is gone, so is the registry entry with its graph.
+        fresh = {key: _fn.register_gradient_graph(graph)
+                 for key, graph in self.gradients.items()}
+        for graph in self.graphs.values():
+            for node in graph.nodes:
+                if node.op == "IdentityN" and node.attrs["gradient"] in fresh:
+                    node.attrs["gradient"] = fresh[node.attrs["gradient"]]
+        return self.build_objects(doc["objects"], functions)
+
+    def graph(self, j, where, name):
+        check_keys(j, where, ("arguments", "dims", "inputs", "captures", "nodes", "outputs"))
+        dims = check_dict(j["dims"], f"{where}.dims")
+        for d, n in dims.items():
+            if not d.isidentifier():
+                fail(f"{where}.dims", f"{brief(d)} is not a dimension name")
+            check_int(n, f"{where}.dims.{d}", 0, MAX_TENSOR_BYTES)
+        pairs = [self.graph_spec(s, f"{where}.inputs[{i}]", dims)
+                 for i, s in enumerate(check_list(j["inputs"], f"{where}.inputs"))]
+        inputs = [p[0] for p in pairs]
+        bound = {d for _, shape in pairs if shape for d in shape if isinstance(d, str)}
+        if set(dims) - bound:
+            fail(f"{where}.dims", f"dimension {sorted(set(dims) - bound)[0]!r} appears in "
+                  "no input shape")
+        captures = check_int(j["captures"], f"{where}.captures", 0, len(inputs))
+        specs = list(inputs)  # the spec of every value t<k>, as they get defined
+        nodes = []
+        for i, n in enumerate(check_list(j["nodes"], f"{where}.nodes")):
+            node = self.node(n, f"{where}.nodes[{i}]", specs, dims)
+            nodes.append(node)
+            specs.extend(node.outputs)
+        outputs = self.structure(j["outputs"], lambda x, w: None if x is None
+                                 else self.ref(x, w, specs), f"{where}.outputs")
+        args = None
+        if j["arguments"] is not None:
+            if captures:
+                fail(f"{where}.captures", "a function trace captures nothing")
+            args = [self.structure(a, self.argument, f"{where}.arguments[{i}]")
+                    for i, a in enumerate(check_list(j["arguments"], f"{where}.arguments"))]
+            used = sorted(x.index for x in leaves(args) if isinstance(x, _fn.InputSlot))
+            if used != list(range(len(inputs))):
+                fail(f"{where}.arguments", f"must use each of the {len(inputs)} inputs "
+                      "exactly once")
+        symbolic_inputs = _symbolic(pairs)
+        if None not in (symbolic_inputs or ()) and any(
+                None in (node.symbolic or ()) for node in nodes):
+            fail(f"{where}.nodes", "a shape may be null only in a graph with an input "
+                  "of any shape")
+        return _fn.Graph(name, inputs, nodes, outputs, num_captures=captures, args=args,
+                         dims=dims, symbolic_inputs=symbolic_inputs)
+
+    def argument(self, x, where):
+        if isinstance(x, dict) and "input" in x:
+            check_keys(x, where, ("input",))
+            return _fn.InputSlot(check_int(x["input"], f"{where}.input", 0, 1 << 20))
+        if isinstance(x, dict) and "value" in x:
+            check_keys(x, where, ("value",))
+            if not is_literal(x["value"]):
+                fail(f"{where}.value", "expected null, a boolean, a number or a string")
+            return x["value"]
+        fail(where, f'expected {{"input": k}} or {{"value": v}}, got {brief(x)}')
+
+    def graph_spec(self, j, where, dims):
+        """A spec in a graph: (TensorSpec with the traced sizes, the declared
+        shape: sizes and symbol names, or None for any shape, which a graph for
+        inputs of unknown rank has and which traces as a scalar)."""
+        check_keys(j, where, ("shape", "dtype"))
+        if j["shape"] is None:
+            return TensorSpec((), check_dtype(j["dtype"], f"{where}.dtype")), None
+        dims_list = check_list(j["shape"], f"{where}.shape", MAX_RANK)
+        if not any(isinstance(d, str) for d in dims_list):
+            spec = tensor_spec(j, where)
+            return spec, spec.shape
+        for i, d in enumerate(dims_list):
+            if isinstance(d, str) and d not in dims:
+                fail(f"{where}.shape[{i}]", f"unknown dimension {brief(d)} (the graph's "
+                      f"dims are {sorted(dims)})")
+        sample = [dims[d] if isinstance(d, str) else d for d in dims_list]
+        return tensor_spec({"shape": sample, "dtype": j["dtype"]}, where), tuple(dims_list)
+
+    def structure(self, j, leaf, where, depth=0):
+        """A nest of {"list"|"tuple"|"dict": ...} whose leaves `leaf` decodes."""
+        if depth > MAX_DEPTH:
+            fail(where, f"nested more than {MAX_DEPTH} levels deep")
+        if isinstance(j, dict) and len(j) == 1:
+            (kind, items), = j.items()
+            if kind in ("list", "tuple"):
+                built = [self.structure(x, leaf, f"{where}.{kind}[{i}]", depth + 1)
+                         for i, x in enumerate(check_list(items, f"{where}.{kind}"))]
+                return built if kind == "list" else tuple(built)
+            if kind == "dict":
+                return {k: self.structure(x, leaf, f"{where}.dict.{k}", depth + 1)
+                        for k, x in check_dict(items, f"{where}.dict").items()}
+        return leaf(j, where)
+
+    def ref(self, x, where, specs):
+        """A value name: t<k> (defined earlier in this graph), v<k>, c<k>."""
+        if type(x) is not str or not 2 <= len(x) <= 12 or x[0] not in "tvc" \
+                or not x[1:].isdigit() or not x[1:].isascii():
+            fail(where, f"expected a value name like 't3', 'v0' or 'c1', got {brief(x)}")
+        k = int(x[1:])
+        if x[0] == "t":
+            if k >= len(specs):
+                fail(where, f"{x} is not defined before this point of the graph "
+                      f"(t0..t{len(specs) - 1} are)")
+            return _fn.Ref("t", k)
+        if x[0] == "v":
+            if k >= len(self.variables):
+                fail(where, f"{x}: there are only {len(self.variables)} variables")
+            return _fn.Ref("v", self.variables[k])
+        if k >= len(self.constants):
+            fail(where, f"{x}: there are only {len(self.constants)} constants")
+        return _fn.Ref("c", self.constants[k])
+
+    def node(self, j, where, specs, dims):
+        check_keys(j, where, ("op", "name", "inputs", "attrs", "outputs"))
+        op = check_str(j["op"], f"{where}.op", 100)
+        if op not in ("IdentityN", "AssignVariableOp") and op not in _fn.OPS:
+            fail(f"{where}.op", f"unknown op type {op!r}: not a minitape built-in op")
+        name = check_str(j["name"], f"{where}.name", 1000)
+        inputs = [self.ref(x, f"{where}.inputs[{i}]", specs)
+                  for i, x in enumerate(check_list(j["inputs"], f"{where}.inputs"))]
+        pairs = [self.graph_spec(s, f"{where}.outputs[{i}]", dims)
+                 for i, s in enumerate(check_list(j["outputs"], f"{where}.outputs"))]
+        outputs = [p[0] for p in pairs]
+        symbolic = _symbolic(pairs)
+        w = f"{where}.attrs"
+        if op == "IdentityN":
+            a = check_keys(j["attrs"], w, ("num_inputs", "gradient", "forward", "captures"))
+            attrs = {"num_inputs": check_int(a["num_inputs"], f"{w}.num_inputs", 0, len(inputs)),
+                     "gradient": gradient_key(a["gradient"], f"{w}.gradient"),
+                     "forward": [self.ref(x, f"{w}.forward[{i}]", specs)
+                                 for i, x in enumerate(check_list(a["forward"], f"{w}.forward"))],
+                     "captures": [self.ref(x, f"{w}.captures[{i}]", specs) for i, x in
+                                  enumerate(check_list(a["captures"], f"{w}.captures"))]}
+        elif op == "AssignVariableOp":
+            a = check_keys(j["attrs"], w, ("variable", "mode"))
+            ref = self.ref(a["variable"], f"{w}.variable", specs)
+            if ref.kind != "v":
+                fail(f"{w}.variable", "expected a variable name like 'v0'")
+            if a["mode"] not in ("assign", "assign_add", "assign_sub"):
+                fail(f"{w}.mode", f"expected assign, assign_add or assign_sub, got "
+                      f"{brief(a['mode'])}")
+            attrs = {"variable": ref.x, "mode": a["mode"]}
+        else:
+            attrs = ATTR_CODECS.get(op, NO_ATTRS)[1](j["attrs"], w)
+        return _fn.Node(op, name, inputs, attrs, outputs, symbolic=symbolic)
+
+    def check_custom_gradients(self, graph, where):
+        """Each IdentityN whose gradient graph is known (saved, or live in this
+        process) must fit it: upstream specs = the node's outputs, captures =
+        the node's captures, one gradient per node input with its spec. (Graphs
+        for inputs of any rank are checked for dtypes here; their shapes are
+        checked at each call.)"""
+        for i, node in enumerate(graph.nodes):
+            if node.op != "IdentityN":
+                continue
+            w = f"{where}.nodes[{i}]"
+            key = node.attrs["gradient"]
+            grad = self.gradients.get(key) or _fn.GRADIENT_GRAPHS.get(key)
+            if grad is None:
+                continue  # unknown here: differentiating it raises LookupError
+            wanted = list(node.outputs) + [graph.spec_of(r) for r in node.attrs["captures"]]
+            same = _same_dtypes if _any_rank(graph) or _any_rank(grad) else _same_specs
+            if not same(grad.inputs, wanted) or grad.num_captures != len(node.attrs["captures"]):
+                fail(w, f"the gradient graph of {key} takes {specs_text(grad.inputs)}, "
+                      f"but the node gives it {specs_text(wanted)}")
+            outs = grad.outputs
+            if not isinstance(outs, list) or len(outs) != len(node.inputs) or \
+                    any(o is not None and not isinstance(o, _fn.Ref) for o in outs):
+                fail(w, f"the gradient graph of {key} must return a list of one gradient "
+                      f"(or null) per input of the node ({len(node.inputs)})")
+            for k, (o, r) in enumerate(zip(outs, node.inputs)):
+                if o is not None and not same([grad.spec_of(o)], [graph.spec_of(r)]):
+                    fail(w, f"the gradient graph of {key} returns "
+                          f"{spec_text(grad.spec_of(o))} for input {k}, which is "
+                          f"{spec_text(graph.spec_of(r))}")
+
+    def function(self, j, where):
+        check_keys(j, where, ("name", "parameters", "input_signature", "traces"))
+        name = check_str(j["name"], f"{where}.name", 200)
+        params = []
+        for i, p in enumerate(check_list(j["parameters"], f"{where}.parameters")):
+            w = f"{where}.parameters[{i}]"
+            check_keys(p, w, ("name", "kind"), ("default",))
+            pname = check_str(p["name"], f"{w}.name", 200)
+            if not pname.isidentifier():
+                fail(f"{w}.name", f"{brief(pname)} is not a Python identifier")
+            kind = p["kind"]
+            if kind not in PARAMETER_KINDS:
+                fail(f"{w}.kind", f"expected one of {PARAMETER_KINDS}, got {brief(kind)}")
+            default = inspect.Parameter.empty
+            if "default" in p:
+                if not is_literal(p["default"]) or kind.startswith("VAR_"):
+                    fail(f"{w}.default", "expected null, a boolean, a number or a string "
+                          "(and no default for *args or **kwargs)")
+                default = p["default"]
+            params.append(inspect.Parameter(pname, getattr(inspect.Parameter, kind),
+                                            default=default))
+        try:
+            signature = inspect.Signature(params)
+        except ValueError as e:
+            fail(f"{where}.parameters", str(e))
+        input_signature = None
+        if j["input_signature"] is not None:
+            input_signature = tuple(
+                self.structure(s, signature_spec, f"{where}.input_signature[{i}]")
+                for i, s in enumerate(check_list(j["input_signature"],
+                                            f"{where}.input_signature")))
+        traces = {}
+        fn = LoadedFunction(name, signature, input_signature, traces)
+        for i, g in enumerate(check_list(j["traces"], f"{where}.traces")):
+            w = f"{where}.traces[{i}]"
+            if not isinstance(g, str) or g not in self.graphs:
+                fail(w, f"names no saved graph ({brief(g)})")
+            graph = self.graphs[g]
+            if graph.args is None:
+                fail(w, f"graph {g} is a gradient graph, not a function trace")
+            if len(graph.args) != len(signature.parameters):
+                fail(w, f"graph {g} was traced with {len(graph.args)} arguments, the "
+                      f"function has {len(signature.parameters)} parameters")
+            # Stand-ins of the declared shapes that allocate nothing (zero strides).
+            examples = [Tensor(np.broadcast_to(np.zeros((), s.dtype), s.shape))
+                        for s in graph.inputs]
+            try:
+                args, kwargs = call_arguments(signature, graph.args, examples)
+                _, _, key = _fn.bind_arguments(signature, input_signature, args, kwargs,
+                                               f"function {name}")
+                _, _, same = _fn.split_arguments(_fn.fill_arguments(graph.args, examples),
+                                                 input_signature, "")
+                if key != same:
+                    raise ValueError("its arguments bind to the parameters differently")
+            except (TypeError, ValueError) as e:
+                fail(w, f"graph {g} does not fit the function's signature: {e}")
+            if graph.symbolic_inputs is not None:
+                key = _fn.symbolic_key(key, graph)
+            if key in traces:
+                fail(w, f"graph {g} repeats the arguments of another trace")
+            traces[key] = _fn.ConcreteFunction(fn, graph, key)
+            traces[key].polymorphic = graph.symbolic_inputs is not None
+        return fn
+
+    def build_objects(self, objects_json, functions):
+        objects = [LoadedObject() for _ in objects_json]
+        tables = {"object": objects, "variable": self.variables, "function": functions}
+
+        def value(x, w):
+            if not isinstance(x, dict) or len(x) != 1 or next(iter(x)) not in tables:
+                fail(w, "expected {object|variable|function: index}, or a list, tuple or "
+                      f"dict of them, got {brief(x)}")
+            (kind, k), = x.items()
+            if not tables[kind]:
+                fail(f"{w}.{kind}", f"there are no saved {kind}s")
+            return tables[kind][check_int(k, f"{w}.{kind}", 0, len(tables[kind]) - 1)]
+
+        for i, o in enumerate(objects_json):
+            w = f"objects[{i}]"
+            check_keys(o, w, ("attributes",))
+            for name, x in check_dict(o["attributes"], f"{w}.attributes").items():
+                if not name.isidentifier() or name.startswith("__") and name != "__call__" \
+                        or name in _RESERVED:
+                    fail(f"{w}.attributes", f"{brief(name)} cannot be an attribute name")
+                setattr(objects[i], name, self.structure(
+                    x, lambda v, w: None if v is None else value(v, w),
+                    f"{w}.attributes.{name}"))
+        root = objects[0]
+        tracked = {id(v) for v in root.variables}
+        untracked = [v for v in self.variables if id(v) not in tracked]
+        if untracked:
+            root._captured_variables = untracked
+        return root
+
+
+def _any_rank(graph):
+    return None in (graph.symbolic_inputs or ())
+
+
+def _same_specs(a, b):
+    return list(a) == list(b)
+
+
+def _same_dtypes(a, b):
+    return len(a) == len(b) and all(x.dtype == y.dtype for x, y in zip(a, b))
+
+
+def _symbolic(pairs):
+    """The declared shapes of (spec, shape) pairs when any of them names a
+    symbol or is any shape (a polymorphic graph's `symbolic_inputs`, a node's
+    `symbolic`), else None."""
+    shapes = [shape for _, shape in pairs]
+    if all(shape is not None and not any(isinstance(d, str) for d in shape)
+           for shape in shapes):
+        return None
+    return shapes
+
+
+_RESERVED = ("variables", "trainable_variables", "non_trainable_variables", "submodules",
+             "name", "_collect")
+
+
+def _read_only(value):
+    array = np.array(value)
+    array.flags.writeable = False
+    return array
+
+
+def _inline_value(j, spec, where):
+    if spec.dtype.kind not in "biuf" or size(spec) > INLINE_ELEMENTS:
+        fail(where, f"only real constants of at most {INLINE_ELEMENTS} elements are "
+              "written inline")
+    flat = flat_numbers(j, spec.shape, where)
+    kinds = {"b": (bool,), "i": (int,), "u": (int,), "f": (int, float)}[spec.dtype.kind]
+    if not all(type(v) in kinds for v in flat):
+        fail(where, f"expected {spec.dtype} values")
+    try:
+        return np.array(flat, dtype=spec.dtype).reshape(spec.shape)
+    except OverflowError:
+        fail(where, f"a value does not fit {spec.dtype}")
