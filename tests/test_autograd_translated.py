@@ -189,16 +189,12 @@ case("test_clip", lambda x: mt.clip_by_value(x, 0.1, 1.1), randn(5, 5))
 case("test_prod_1", lambda x: mt.reduce_prod(x), randn(2, 3) ** 2 / 10.0 + 0.1)
 case("test_prod_2", lambda x: mt.reduce_prod(x, axis=0), randn(2, 3) ** 2 + 0.1)
 case("test_prod_4", lambda x: mt.reduce_prod(x), randn(7) ** 2 + 0.1)
-_PACKING = "issue 16: a list holding tensors is not packed differentiably"
-case("test_1d_array", lambda x: mt.convert_to_tensor([x, x * 1.0, x + 2.5]), 3.0,
-     xfail=_PACKING)
+case("test_1d_array", lambda x: mt.convert_to_tensor([x, x * 1.0, x + 2.5]), 3.0)
 case("test_2d_array", lambda x: mt.convert_to_tensor([[x, x * 1.0, x + 2.5],
-                                                      [x ** 2, x, x / 2.0]]), 3.0,
-     xfail=_PACKING)
-case("test_array_from_arrays", lambda x: mt.convert_to_tensor([x, x]), randn(3, 2),
-     xfail=_PACKING)
+                                                      [x ** 2, x, x / 2.0]]), 3.0)
+case("test_array_from_arrays", lambda x: mt.convert_to_tensor([x, x]), randn(3, 2))
 case("test_array_from_arrays_2", lambda x: mt.convert_to_tensor([[2 * x, x + 1], [x, x]]),
-     randn(3, 2), xfail=_PACKING)
+     randn(3, 2))
 case("test_r_double", lambda x: mt.concat([x, x], 0), randn(3, 2))
 case("test_var", lambda x: mt.math.reduce_variance(x, axis=1, keepdims=True), randn(3, 4),
      needs=["math.reduce_variance"])
@@ -250,8 +246,7 @@ case("test_frobenius_norm_axis", lambda x: to_scalar(mt.norm(x, axis=[0, 1])),
      randn(6, 5, 4))
 for _ord in (2, 3, 4):
     case(f"test_vector_norm_ord[{_ord}]", functools.partial(
-        lambda x, o: mt.norm(x, ord=o), o=_ord), randn(6),
-        xfail=None if _ord == 2 else "issue 16: norm with ord 3 and 4")
+        lambda x, o: mt.norm(x, ord=o), o=_ord), randn(6))
 for _axis in range(3):
     case(f"test_norm_axis[{_axis}]", functools.partial(
         lambda x, a: to_scalar(mt.norm(x, axis=a)), a=_axis), randn(6, 5, 4))

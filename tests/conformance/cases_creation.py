@@ -30,10 +30,6 @@ def case_linspace_endpoint_gradients(m):
     return probe(m, lambda a, b: m.linspace(a, b, 4), 0.5, 2.0)
 
 
-case_linspace_endpoint_gradients.xfail = ("issue 16: linspace has no gradient with respect "
-                                          "to start and stop")
-
-
 def case_range(m):
     return [m.range(5), m.range(1, 7, 2), m.range(5.0), m.range(0.0, 1.0, 0.25),
             m.range(3, dtype=m.float64), m.range(10, 0, -3)]

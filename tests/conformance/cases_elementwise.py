@@ -163,9 +163,6 @@ def case_sign_gradients(m):
     return probe(m, m.sign, [0.4, -1.6, 0.0], parts=("value", "grad", "grad2", "jvp"))
 
 
-case_sign_gradients.xfail = "issue 16: the JVP of sign is zeros (TensorFlow: None)"
-
-
 def case_round_half_to_even(m):
     return m.round(m.constant([0.5, 1.5, 2.5, -0.5, -2.5]))
 
@@ -189,10 +186,6 @@ def case_minimum_ties(m):
 
 def case_sqrt_at_zero(m):
     return probe(m, m.sqrt, [0.0, 4.0])
-
-
-case_sqrt_at_zero.xfail = ("issue 16: Sqrt's gradient is 0 where the upstream gradient is 0 "
-                           "(a Jacobian's zero seed row), minitape gives 0 * inf = NaN")
 
 
 def case_log_at_zero(m):

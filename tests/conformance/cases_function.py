@@ -118,11 +118,6 @@ def case_function_second_derivative_next_to_nan(m):
     return _modes(m, f, x)
 
 
-case_function_second_derivative_next_to_nan.xfail = (
-    "issue 17: d2/dx2 of reduce_sum(x * x) at [0, 1, nan] is [0, 2, 2] (TensorFlow: 2 at "
-    "the finite entries)")
-
-
 def case_function_sqrt_of_minus_inf_sum(m):
     def f(x):
         return [m.reduce_sum(x) ** 0.5, x[0] ** 0.5]

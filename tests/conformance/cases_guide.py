@@ -192,10 +192,6 @@ def case_adv_hessian_n_params(m):
     return m.reduce_prod(dense(m, 5, 8, m.nn.relu).kernel.shape)
 
 
-case_adv_hessian_n_params.xfail = ("issue 16: reduce_prod of int32 returns int64 (here of a "
-                                   "kernel's shape, in the guide's Hessian example)")
-
-
 def case_layer_trainable_variables_type(m):
     layer = dense(m, 3, 2, None)
     return type(layer.trainable_variables).__name__, len(layer.trainable_variables)

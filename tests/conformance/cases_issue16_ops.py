@@ -144,9 +144,6 @@ def case_complex_jvp(m):
     return acc.jvp(y), acc.jvp(r)
 
 
-case_complex_jvp.xfail = "issue 16: forward mode through abs of a complex input raises"
-
-
 # --- reductions and scans -----------------------------------------------------------
 
 def _reduction(name, xs, parts=PARTS):
@@ -224,16 +221,10 @@ def case_norm_orders(m):
     return probe(m, f, A, parts=PARTS)
 
 
-case_norm_orders.xfail = "issue 16: norm with ord 3 and 4"
-
-
 def case_norm_matrix_orders(m):
     def f(x):
         return [m.norm(x, ord=o, axis=[0, 1]) for o in (1, 2, np.inf, "fro", "euclidean")]
     return probe(m, f, SQ, parts=("value", "grad", "jvp"))
-
-
-case_norm_matrix_orders.xfail = "issue 16: matrix norms ord 1, 2, inf over two axes"
 
 
 # --- shapes and indexing ------------------------------------------------------------
@@ -320,15 +311,9 @@ def case_where_one_argument(m):
     return [m.where(m.constant([[True, False], [False, True]])), m.where(m.constant(A) > 0.6)]
 
 
-case_where_one_argument.xfail = "issue 16: where(condition) with one argument"
-
-
 def case_pad_reflect_symmetric(m):
     return probe(m, lambda x: [m.pad(x, [[1, 1], [2, 2]], mode="REFLECT"),
                                m.pad(x, [[1, 0], [3, 2]], mode="SYMMETRIC")], A)
-
-
-case_pad_reflect_symmetric.xfail = "issue 16: pad modes REFLECT and SYMMETRIC"
 
 
 def case_linspace_vector_endpoints(m):
@@ -336,14 +321,8 @@ def case_linspace_vector_endpoints(m):
                  parts=("value", "grad", "jvp"))
 
 
-case_linspace_vector_endpoints.xfail = "issue 16: linspace with vector endpoints"
-
-
 def case_linspace_axis(m):
     return m.linspace(m.constant([0.0, 1.0]), m.constant([1.0, -1.0]), 3, axis=1)
-
-
-case_linspace_axis.xfail = "issue 16: linspace with vector endpoints"
 
 
 # --- linear algebra -----------------------------------------------------------------
@@ -461,9 +440,6 @@ case_linalg_matvec_cross.needs = ["linalg.matvec", "linalg.cross"]
 def case_matmul_adjoint_flags(m):
     return probe(m, lambda a, b: [m.matmul(a, b, adjoint_a=True),
                                   m.matmul(a, b, adjoint_b=True)], SQ, SQ)
-
-
-case_matmul_adjoint_flags.xfail = "issue 16: matmul's adjoint_a and adjoint_b"
 
 
 def case_linalg_eig(m):

@@ -17,20 +17,12 @@ def case_relu_second_derivative(m):
     return probe(m, m.nn.relu, X, parts=("grad2",))
 
 
-case_relu_second_derivative.xfail = "issue 16: relu's second derivative is None (TensorFlow: zeros)"
-
-
 def case_elu(m):
     return probe(m, m.nn.elu, [[-2.0, -0.5, 0.5, 3.0], [1.0, -1.0, 0.25, -4.0]])
 
 
 def case_elu_at_zero(m):
     return probe(m, m.nn.elu, [0.0])
-
-
-case_elu_at_zero.xfail = ("not in issue 16: elu's second derivative at 0 is 1 (the negative "
-                          "branch) while its first derivative takes the positive branch; "
-                          "TensorFlow gives 0")
 
 
 def case_tanh(m):

@@ -105,10 +105,6 @@ def case_reduce_sum_int32_dtype(m):
     return [m.reduce_sum(x), m.reduce_sum(x, axis=0), m.reduce_prod(x), m.reduce_max(x)]
 
 
-case_reduce_sum_int32_dtype.xfail = ("issue 16: reduce_sum/reduce_prod of int32 return int64 "
-                                     "(TensorFlow keeps int32)")
-
-
 def case_reduce_sum_bool_error(m):
     return m.reduce_sum(m.constant([True, False]))
 

@@ -38,8 +38,9 @@ Optional attributes on the case function:
   that minitape may not have yet; while one is missing the case is a strict
   xfail, and it runs as a normal case as soon as they all exist;
 - ``case.error_only = True``: the case must raise under TensorFlow and only the
-  error category is compared (a case without it must not raise under TensorFlow,
-  so that a typo, AttributeError under both, cannot pass as agreement);
+  error category is compared (a case without it may raise too, but not
+  AttributeError or NameError under TensorFlow, so that a typo, AttributeError
+  under both, cannot pass as agreement);
 - ``case.differs = "<what>"``: a documented difference, the text of the "what"
   column of a row of the README's "Where minitape differs from TensorFlow"
   table. The results must DIFFER (a case that agrees fails), so each row is a
@@ -371,11 +372,12 @@ def check(case, tf, mt):
     if getattr(case, "error_only", False) and not isinstance(tf_result, Raised):
         return Outcome("BAD", tf_result, mt_result, [],
                        "error_only case does not raise under TensorFlow")
-    if isinstance(tf_result, Raised) and not (getattr(case, "error_only", False)
-                                              or getattr(case, "differs", None)):
+    if isinstance(tf_result, Raised) and isinstance(tf_result.exc, (AttributeError, NameError)) \
+            and not (getattr(case, "error_only", False) or getattr(case, "differs", None)):
         # so that a typo (AttributeError under both) cannot pass as agreement
         return Outcome("BAD", tf_result, mt_result, [],
-                       "raises under TensorFlow: mark it error_only if that is the point")
+                       f"{type(tf_result.exc).__name__} under TensorFlow: a typo in the case? "
+                       "(mark it error_only if that is the point)")
     diffs = differences(tf_result, mt_result, case)
     differs = getattr(case, "differs", None)
     xfail = xfail_reason(case, mt)
