@@ -46,6 +46,8 @@ ROWS = [
     "pinv's gradient at a rank-deficient matrix",
     "the gradient of `linalg.lstsq(..., fast=False)`",
     "`softsign`'s second derivative, Jacobian and JVP",
+    "the second derivative of `reduce_prod` at a zero entry",
+    "a `ForwardAccumulator` tangent whose shape is not its primal's",
 ]
 
 
@@ -409,3 +411,20 @@ def test_softsign_has_every_derivative():
     with mt.autodiff.ForwardAccumulator(x, mt.constant([1.0, 1.0], dtype=mt.float64)) as acc:
         y = mt.nn.softsign(x)
     np.testing.assert_allclose(acc.jvp(y).numpy(), [1 / 2.25, 1 / 9])
+def test_the_hessian_of_reduce_prod_at_a_zero_entry_is_exact():
+    # TensorFlow: [[0, 3, 2], [0, 0, 0], [0, 0, 0]] (tests/conformance measures it)
+    x = mt.constant([0.0, 2.0, 3.0], dtype=mt.float64)
+    with mt.GradientTape() as outer:
+        outer.watch(x)
+        with mt.GradientTape() as inner:
+            inner.watch(x)
+            y = mt.reduce_prod(x)
+        g = inner.gradient(y, x)
+    np.testing.assert_array_equal(outer.jacobian(g, x).numpy(),
+                                  [[0, 3, 2], [3, 0, 0], [2, 0, 0]])
+
+
+def test_a_tangent_of_another_shape_is_a_value_error():
+    # TensorFlow broadcasts the tangent [1.] to [1., 1.]
+    with pytest.raises(ValueError, match=r"\(1,\).*\(2,\)"):
+        mt.autodiff.ForwardAccumulator(mt.constant([1.0, 2.0]), mt.constant([1.0]))

@@ -31,9 +31,6 @@ def case_trace_int(m):
     return m.linalg.trace(m.constant([[1, 2], [3, 4]]))
 
 
-case_trace_int.xfail = "issue 16: reduce_sum of int32 returns int64 (TensorFlow keeps int32)"
-
-
 def case_diag(m):
     return probe(m, lambda v: [m.linalg.diag(v), m.linalg.diag(v, k=1),
                                m.linalg.diag(v, k=-1, num_rows=4, num_cols=3)],

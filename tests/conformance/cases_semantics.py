@@ -187,9 +187,9 @@ def case_minus_inf_to_the_half_traced(m):
     return traced(m.constant([-np.inf, 1.0]))
 
 
-case_minus_inf_to_the_half_traced.xfail = (
-    "tf.function's graph optimizer rewrites x ** 0.5 as sqrt(x): NaN at -inf, while eager "
-    "TensorFlow and XLA give inf; minitape gives inf everywhere (README differences table)")
+# tf.function's graph optimizer rewrites x ** 0.5 as sqrt(x): NaN at -inf, while eager
+# TensorFlow and XLA give inf; minitape gives inf everywhere.
+case_minus_inf_to_the_half_traced.differs = "`x ** 0.5` at `x = -inf` inside a function"
 
 
 def case_minus_inf_to_the_half_compiled(m):
@@ -338,9 +338,9 @@ def case_variable_equals_none(m):
     return v == None, v != None  # noqa: E711
 
 
-case_variable_equals_none.xfail = (
-    "README differences table: TF raises ValueError for a variable (a tensor gives False); "
-    "minitape gives False and True for both")
+# TF raises ValueError for a variable (a tensor gives False); minitape gives False
+# and True for both.
+case_variable_equals_none.differs = "`variable == None`"
 
 
 def case_where_with_packed_lists(m):

@@ -7,7 +7,11 @@ Put a function ``case_<name>(m)`` in a module ``tests/conformance/cases_<family>
 have (``m.constant``, ``m.GradientTape``, ``m.math.sin``, ``m.linalg.det``,
 ``m.nn.relu``, ``m.autodiff.ForwardAccumulator``, ``m.function`` ...). Return a nest
 (lists, tuples, namedtuples, dicts) of tensors, variables, NumPy values, None,
-Python numbers, strings, shapes or dtypes, or raise. Both results are compared:
+Python numbers, strings, shapes, dtypes or exceptions (a part that raised), or
+raise. probes.py computes the usual set for an op in one call: value, first and
+second gradients (nested tapes), Jacobian and JVP (ForwardAccumulator), for
+float32 and float64, each part kept apart so one failing part does not hide the
+others: ``return probe(m, m.sin, [0.5, -1.0])``. Both results are compared:
 
 - structure: container types (list vs tuple), dict keys, namedtuple field names;
 - None in the same places (a None gradient is not a zero gradient);
@@ -19,7 +23,8 @@ Python numbers, strings, shapes or dtypes, or raise. Both results are compared:
   2**-23, of float64 2**-52). A shape (``tf.TensorShape``) compares as the
   tuple minitape uses; Python numbers compare by type (bool, int, float) and value;
 - errors: when both raise, the category must match (see ERROR_MAP below: TF's
-  ``InvalidArgumentError`` may be ``ValueError`` or ``TypeError`` in minitape;
+  ``InvalidArgumentError`` may be ``ValueError``, ``TypeError`` or, for an
+  index out of bounds, ``IndexError`` in minitape;
   a built-in exception must be the same built-in class, or a subclass). One
   raising and the other not is a difference.
 
@@ -29,8 +34,13 @@ Optional attributes on the case function:
   ``case.rtol`` / ``case.atol`` (absolute numbers, override the ulps default);
 - ``case.xfail = "issue 16: ..."``: minitape is known to differ today; run as a
   strict xfail, so the case fails once minitape is fixed until the mark goes;
+- ``case.needs = ["math.tan", "linalg.det"]``: names (under ``m.``) the case uses
+  that minitape may not have yet; while one is missing the case is a strict
+  xfail, and it runs as a normal case as soon as they all exist;
 - ``case.error_only = True``: the case must raise under TensorFlow and only the
-  error category is compared;
+  error category is compared (a case without it may raise too, but not
+  AttributeError or NameError under TensorFlow, so that a typo, AttributeError
+  under both, cannot pass as agreement);
 - ``case.differs = "<what>"``: a documented difference, the text of the "what"
   column of a row of the README's "Where minitape differs from TensorFlow"
   table. The results must DIFFER (a case that agrees fails), so each row is a
@@ -54,7 +64,7 @@ DEFAULT_ULPS = 16
 # built-in exceptions minitape raises for the same mistake. minitape has no
 # error classes of its own (README, "Where minitape differs": invalid arguments).
 ERROR_MAP = {
-    "InvalidArgumentError": (ValueError, TypeError),
+    "InvalidArgumentError": (ValueError, TypeError, IndexError),  # IndexError: x[5]
     "UnimplementedError": (NotImplementedError, TypeError),
     "OutOfRangeError": (IndexError, ValueError),
     "NotFoundError": (LookupError, OSError),
@@ -76,6 +86,12 @@ def setup_tensorflow_env():
     """Quiet, CPU-only TensorFlow (set before it is imported)."""
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     os.environ.setdefault("CUDA_VISIBLE_DEVICES", "")
+
+
+def quiet(tf):
+    """No retracing warnings from TensorFlow's pfor (each jacobian call traces)."""
+    tf.get_logger().setLevel("ERROR")
+    return tf
 
 
 # --- collecting cases ---------------------------------------------------------------
@@ -167,6 +183,8 @@ def normalise(x, m):
     """A comparable form of a case's result (nests kept, leaves made plain)."""
     if x is None or isinstance(x, (bool, int, float, complex, str, bytes)):
         return x
+    if isinstance(x, Exception):  # a part of a probe that raised (probes.py)
+        return Raised(x)
     if isinstance(x, dict):
         return {k: normalise(v, m) for k, v in x.items()}
     if isinstance(x, tuple) and hasattr(x, "_fields"):  # namedtuple (tf.linalg.qr, top_k)
@@ -324,6 +342,26 @@ class Outcome:
         return "\n".join(lines)
 
 
+def missing_names(case, mt):
+    """The names of case.needs that minitape does not have (yet)."""
+    missing = []
+    for name in getattr(case, "needs", ()):
+        obj = mt
+        for part in name.split("."):
+            obj = getattr(obj, part, None)
+        if obj is None:
+            missing.append(name)
+    return missing
+
+
+def xfail_reason(case, mt):
+    """Why the case is expected to differ today (None when it is not)."""
+    missing = missing_names(case, mt)
+    if missing:
+        return "minitape has no " + ", ".join("mt." + n for n in missing) + " yet (issue 16)"
+    return getattr(case, "xfail", None)
+
+
 def check(case, tf, mt):
     """Run `case` under TensorFlow and minitape and judge the two results."""
     tf_result = run(case, tf)
@@ -334,9 +372,15 @@ def check(case, tf, mt):
     if getattr(case, "error_only", False) and not isinstance(tf_result, Raised):
         return Outcome("BAD", tf_result, mt_result, [],
                        "error_only case does not raise under TensorFlow")
+    if isinstance(tf_result, Raised) and isinstance(tf_result.exc, (AttributeError, NameError)) \
+            and not (getattr(case, "error_only", False) or getattr(case, "differs", None)):
+        # so that a typo (AttributeError under both) cannot pass as agreement
+        return Outcome("BAD", tf_result, mt_result, [],
+                       f"{type(tf_result.exc).__name__} under TensorFlow: a typo in the case? "
+                       "(mark it error_only if that is the point)")
     diffs = differences(tf_result, mt_result, case)
     differs = getattr(case, "differs", None)
-    xfail = getattr(case, "xfail", None)
+    xfail = xfail_reason(case, mt)
     if differs:
         if diffs:
             return Outcome("OK", tf_result, mt_result, diffs, f"differs as documented: {differs}")

@@ -8,7 +8,7 @@ Exit status 1 when a case differs unexpectedly (DIFF, XPASS or BAD).
 """
 import sys
 
-from .harness import case_id, check, collect, families, setup_tensorflow_env
+from .harness import case_id, check, collect, families, quiet, setup_tensorflow_env
 
 
 def main(argv):
@@ -20,6 +20,7 @@ def main(argv):
     setup_tensorflow_env()
     import tensorflow as tf
     import minitape as mt
+    quiet(tf)
     counts = {}
     for family, name, case in collect(wanted_families):
         if wanted_cases and name not in wanted_cases:

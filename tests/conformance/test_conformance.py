@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from .harness import case_id, check, collect, readme_difference_rows, setup_tensorflow_env
+from .harness import case_id, check, collect, quiet, readme_difference_rows, setup_tensorflow_env
 
 setup_tensorflow_env()
 if os.environ.get("MINITAPE_REQUIRE_TF"):
@@ -16,28 +16,24 @@ else:
     tf = pytest.importorskip("tensorflow")
 import minitape as mt  # noqa: E402
 
+quiet(tf)
+
 CASES = collect()
 README = os.path.join(os.path.dirname(__file__), "..", "..", "README.md")
 
 
 def _param(family, name, case):
-    marks = []
-    if getattr(case, "xfail", None):
-        marks.append(pytest.mark.xfail(strict=True, reason=case.xfail))
-    return pytest.param(case, id=case_id(family, name), marks=marks)
+    return pytest.param(case, id=case_id(family, name))
 
 
 @pytest.mark.parametrize("case", [_param(*c) for c in CASES])
 def test_case(case):
     outcome = check(case, tf, mt)
-    if outcome.status == "XFAIL":  # the known difference: a failure pytest reports as xfail
-        raise AssertionError(outcome.report())
-    if outcome.status == "XPASS":  # agrees now: passing, which strict xfail reports as failed
-        return
-    assert not outcome.failed, outcome.report()
+    if outcome.status == "XFAIL":  # a known difference (strict: XPASS below fails)
+        pytest.xfail(outcome.note)
+    assert not outcome.failed, outcome.report()  # DIFF, XPASS and BAD fail
 
 
-@pytest.mark.xfail(strict=True, reason="the cases for the README's rows are being written")
 def test_every_difference_row_is_measured():
     """Each row of the README's differences table has a case that measures it."""
     rows = readme_difference_rows(README)
