@@ -14,8 +14,8 @@ import numpy as np
 from .. import function as _fn
 from ..layers import Module
 from ..tensor import Variable
-from .format import (ATTR_CODECS, FORMAT, FORMAT_VERSION, INLINE_ELEMENTS, JSON_NAME,
-                     NO_ATTRS, NPZ_NAME, dtype_name, is_literal)
+from .format import (FORMAT, FORMAT_VERSION, INLINE_ELEMENTS, JSON_NAME,
+                     NPZ_NAME, attr_codec, dtype_name, is_literal)
 from .checks import check_graph
 from .limits import MAX_DEPTH, arrays_problem, json_problem, nodes_problem
 from .loaded import LoadedFunction
@@ -334,7 +334,7 @@ class _Writer:
         if node.op == "AssignVariableOp":
             return {"variable": self.ref(_fn.Ref("v", node.attrs["variable"])),
                     "mode": node.attrs["mode"]}
-        return ATTR_CODECS.get(node.op, NO_ATTRS)[0](node.attrs)
+        return attr_codec(node.op)[0](node.attrs)
 
 
 def _inline(array):
