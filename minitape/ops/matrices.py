@@ -73,7 +73,7 @@ def _diag_part_shape(shapes, attrs, declared):
 
 
 replay("MatrixDiagPartV3", lambda xs, a, o: diag_part(xs[0], k=a["k"]),
-       attrs_of=lambda op: {"k": op.attrs["k"]}, shape=_diag_part_shape)
+       attrs_of=lambda op: {"k": op.attrs["k"]}, shape=_diag_part_shape, dtype=first_dtype)
 
 
 # --- diag: write a vector onto diagonal k of zeros ----------------------------------
@@ -188,8 +188,15 @@ def _set_diag_shape(shapes, attrs, declared):
     return (shapes[0],), 0
 
 
+def _same_dtypes(dtypes, attrs):
+    if dtypes[0] != dtypes[1]:
+        raise ValueError(f"input and diagonal have different dtypes, {dtypes[0]} and "
+                         f"{dtypes[1]}")
+    return dtypes[:1]
+
+
 replay("MatrixSetDiagV3", lambda xs, a, o: set_diag(xs[0], xs[1], k=a["k"]), 2,
-       lambda op: {"k": op.attrs["k"]}, shape=_set_diag_shape)
+       lambda op: {"k": op.attrs["k"]}, shape=_set_diag_shape, dtype=_same_dtypes)
 
 
 # --- band_part: keep a band around the diagonal ---------------------------------
