@@ -151,7 +151,7 @@ def _check_declared(op, attrs, ins, outs, probes):
         key = (op, _hashable(attrs), tuple(len(s) for s in shapes),
                tuple((s.dtype, len(s.shape)) for s in ins))
         if key not in probes:
-            probes[key] = _probe_dtypes(op, attrs, ins, rule)
+            probes[key] = _probe_dtypes(op, attrs, ins, rule, len(outs))
         dtypes = probes[key]
     if len(dtypes) != len(outs):
         raise ValueError(f"gives {len(dtypes)} output(s), {len(outs)} declared")
@@ -174,12 +174,12 @@ def _hashable(x):
 _PROBE_ELEMENTS = 1 << 12  # a probe's outputs: declare a dtype rule for bigger ones
 
 
-def _probe_dtypes(op, attrs, ins, rule):
+def _probe_dtypes(op, attrs, ins, rule, count):
     """The output dtypes of a declared op type, from one run on inputs of one
     element each; the output shapes it is told are the rule's for those inputs
     (an attribute that asks for a large output must come with a dtype rule)."""
     unit = [(1,) * len(s.shape) for s in ins]
-    shapes, _ = rule(unit, attrs, [None] * 8)
+    shapes, _ = rule(unit, attrs, [None] * count)
     if sum(size_of(s) for s in shapes) > _PROBE_ELEMENTS:
         raise ValueError("gives large outputs even for one-element inputs; its family "
                          "must declare a dtype rule")
