@@ -128,7 +128,7 @@ def tangent_batch(op, tangents):
 # How a traced graph replays each op type (`graph.py` builds its table from
 # this, and the compiler calls the op through it where it has no NumPy line of
 # its own). An op family declares its op types next to their rules:
-#     replay("Tan", lambda xs, attrs, out_shapes: tan(xs[0]), shape=elementwise)
+#     replay("Tan", lambda xs, attrs, out_shapes: tan(xs[0]), shape=elementwise_shape)
 # `arity` is the number of inputs (None: any), and `attrs_of(op)` takes from a
 # recorded Operation the attributes `run` needs (the attrs must be plain data:
 # None, bools, numbers, strings, NumPy dtypes, and tuples or lists of them).
@@ -160,12 +160,12 @@ def replay(op_type, run, arity=1, attrs_of=None, shape=None, dtype=None):
 
 # --- shape rules the families share (see `replay`) ---------------------------------
 
-def elementwise(shapes, attrs, declared):
+def elementwise_shape(shapes, attrs, declared):
     """Inputs broadcast together (the loader counts reading and writing them)."""
     return (np.broadcast_shapes(*shapes),), 0
 
 
-def unchanged(shapes, attrs, declared):
+def unchanged_shape(shapes, attrs, declared):
     """The first input's shape (a scan, an activation along an axis)."""
     return (tuple(shapes[0]),), math.prod(shapes[0])
 

@@ -96,7 +96,6 @@ replay("BiasAdd", lambda xs, attrs, out_shapes: bias_add(
     arity=2, attrs_of=lambda op: {"axis": int(op.attrs["axis"])}, shape=_bias_add_shape)
 
 
-
 # --- gathering rows and adding them back -------------------------------------------
 
 def _ids_input(op_name, ids, rows):

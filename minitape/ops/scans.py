@@ -21,7 +21,7 @@ from .. import arguments
 from ..registry import RegisterGradient, RegisterJVP, batch_ndim
 from .broadcasting import reduce_sum, reshape
 from .core import (attr_bool, constant_like, emit, first_dtype, one_axis, replay,
-                   tangent_batch, tensor_input, unchanged)
+                   tangent_batch, tensor_input, unchanged_shape)
 from .elementwise import where
 from .indexing import _scatter_nd, gather, same_shape_as_traced
 from .shapes import transpose
@@ -60,7 +60,7 @@ def _scan_shape(shapes, attrs, declared):
     one_axis(attrs, shapes[0])
     attr_bool(attrs, "exclusive")
     attr_bool(attrs, "reverse")
-    return unchanged(shapes, attrs, declared)
+    return unchanged_shape(shapes, attrs, declared)
 
 
 def cumsum(x, axis=0, exclusive=False, reverse=False, name=None):
