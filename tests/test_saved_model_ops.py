@@ -369,3 +369,120 @@ def test_hostile_segment_ids_are_refused_before_allocating(tmp_path):
                                          "1099511627776"):
         f(np.ones(3))
     assert time.perf_counter() - start < 2.0
+
+
+# --- fuzzing the new op types ----------------------------------------------------------
+
+class OpsModel(mt.Module):
+    """Most declared op types, in functions of fixed shapes (values from
+    linspace(-1, 1) keep every op defined: matrices are made well-conditioned
+    and positive definite inside)."""
+
+    def __init__(self):
+        super().__init__()
+        self.ids = mt.Variable(np.array([0, 2, 1], np.int64), trainable=False, name="ids")
+
+    @mt.function(input_signature=[mt.TensorSpec([3, 3], mt.float64)])
+    def linalg(self, x):
+        a = mt.matmul(x, x, transpose_a=True) + 3.0 * mt.eye(3, dtype=mt.float64)
+        s, u, v = mt.linalg.svd(a)
+        q, r = mt.linalg.qr(x)
+        e, w = mt.linalg.eigh(a)
+        sign, logdet = mt.linalg.slogdet(a)
+        return {"chol": mt.linalg.cholesky(a), "svd": s + mt.reduce_sum(u * v, axis=0),
+                "qr": q + r, "eigh": e + w[0], "det": mt.linalg.det(a) + sign * logdet,
+                "expm": mt.linalg.expm(0.1 * x), "pinv": mt.linalg.pinv(x[:, :2]),
+                "tri": mt.linalg.triangular_solve(a, x),
+                "diag": mt.linalg.diag(mt.linalg.diag_part(x, k=1), k=-1)
+                + mt.linalg.set_diag(x, mt.linalg.diag_part(x)),
+                "band": mt.linalg.band_part(x, 0, 1), "cross": mt.linalg.cross(x, a)}
+
+    @staticmethod
+    def gather_gradient(x, ids):
+        """The gradient of a gather is an UnsortedSegmentSum."""
+        with mt.GradientTape() as tape:
+            tape.watch(x)
+            y = mt.reduce_sum(mt.sin(mt.gather(x, ids, axis=1)))
+        return tape.gradient(y, x)
+
+    @mt.function(input_signature=[mt.TensorSpec([3, 4], mt.float64)])
+    def rest(self, x):
+        ids = mt.cast(self.ids.read_value(), mt.int32)
+        y = mt.nn.selu(x) + mt.nn.leaky_relu(x, 0.3) + mt.nn.relu6(x) + mt.nn.gelu(x)
+        return {"y": y, "bias": mt.nn.bias_add(x, x[0]),
+                "gather": mt.gather(x, ids) + mt.gather_nd(x, [[0, 1], [2, 3], [1, 1]])[0],
+                "scatter": mt.scatter_nd([[1], [0]], x[:2], [3, 4]),
+                "segment": self.gather_gradient(x, ids),
+                "xent": mt.nn.softmax_cross_entropy_with_logits(mt.nn.softmax(x), x)
+                + mt.nn.sparse_softmax_cross_entropy_with_logits(ids, x),
+                "l2": mt.nn.l2_loss(x), "norm": mt.math.reduce_euclidean_norm(x, axis=1),
+                "scan": mt.cumsum(x, axis=1, exclusive=True) + mt.math.cumprod(x, reverse=True),
+                "sort": mt.sort(x) + mt.math.top_k(x, 4).values,
+                "tile": mt.tile(x, [2, 1]),
+                "mask": mt.boolean_mask(x, x > 0.0),
+                "sum": mt.math.segment_sum(x, [0, 0, 2]),
+                "hot": mt.one_hot(mt.argmax(x, axis=1), 4, dtype=mt.float64)
+                * mt.cast(mt.reduce_any(x > 0.0), mt.float64)}
+
+
+def test_damaged_copies_of_a_model_of_the_new_op_types_load_or_raise_load_error(tmp_path):
+    """test_saved_model_fuzz.py's mutations on a model of the declared op
+    types: every copy raises a LoadError from the loader's own checks, or loads,
+    and then every node gives exactly the spec the loader worked out, or the
+    op itself refuses the values (an index out of range, say)."""
+    from test_saved_model_fuzz import clear, exercise, mutate, place
+
+    model_ = OpsModel()
+    # traced with the values `exercise` calls with (the count of boolean_mask's
+    # entries is a value, kept from the trace)
+    model_.linalg(np.linspace(-1, 1, 9).reshape(3, 3))
+    model_.rest(np.linspace(-1, 1, 12).reshape(3, 4))
+    base_dir = tmp_path / "base"
+    mt.saved_model.save(model_, str(base_dir))
+    json_bytes = (base_dir / "saved_model.json").read_bytes()
+    npz_bytes = (base_dir / "variables.npz").read_bytes()
+    with np.load(base_dir / "variables.npz", allow_pickle=False) as npz:
+        arrays = {k: npz[k] for k in npz.files}
+    base = (json_bytes, npz_bytes, arrays, base_dir)
+    exercise(mt.saved_model.load(str(base_dir)))
+    rng = __import__("random").Random(int(os.environ.get("MINITAPE_FUZZ_SEED", "17")))
+    path = tmp_path / "m"
+    path.mkdir()
+    outcomes = {"loaded": 0, "rejected": 0, "refused by an op": 0}
+    cases = int(os.environ.get("MINITAPE_FUZZ_CASES", "300"))
+    try:
+        with np.errstate(all="ignore"):
+            for case_number in range(cases):
+                json_b, npz_b, kind = mutate(base, rng)
+                kind = place(path, json_b, npz_b, kind, base_dir, rng)
+                where = f"case {case_number} ({kind})"
+                start = time.perf_counter()
+                try:
+                    loaded = mt.saved_model.load(str(path))
+                except mt.saved_model.LoadError as e:
+                    assert "unexpected error" not in str(e), f"{where}: {e}"
+                    outcomes["rejected"] += 1
+                    continue
+                assert time.perf_counter() - start < 2.0, where
+                if kind.startswith("bomb"):
+                    continue
+                try:
+                    exercise(loaded)
+                    outcomes["loaded"] += 1
+                except (ValueError, TypeError, IndexError, np.linalg.LinAlgError) as e:
+                    assert "declares" not in str(e), f"{where}: {type(e).__name__}: {e}"
+                    outcomes["refused by an op"] += 1
+                    if os.environ.get("MINITAPE_FUZZ_VERBOSE"):
+                        print(where, type(e).__name__, str(e)[:200])
+                except Exception as e:
+                    cause = getattr(e, "error", None)
+                    if not isinstance(cause, (ValueError, TypeError, IndexError)) \
+                            or "declares" in str(e):
+                        raise AssertionError(f"{where}: {type(e).__name__}: {e}") from e
+                    outcomes["refused by an op"] += 1
+                    if os.environ.get("MINITAPE_FUZZ_VERBOSE"):
+                        print(where, type(e).__name__, str(e)[:200])
+    finally:
+        clear(path)
+    print(outcomes)
+    assert outcomes["rejected"] > cases // 2 and outcomes["loaded"] > cases // 50, outcomes
