@@ -116,7 +116,7 @@ def test_the_rows_cover_every_declared_op_type():
     for row in ROWS:
         fn, args, _ = row.values
         seen |= graph_op_types(fn, args)
-    missing = set(core.SHAPES) - seen - {"Eig"}  # eig's rows need the complex family
+    missing = set(core.SHAPES) - seen - {"Eig"}  # eig: test_eig_and_eigvals_save_...
     assert not missing, f"no op-table row saves {sorted(missing)}"
 
 
@@ -486,3 +486,18 @@ def test_damaged_copies_of_a_model_of_the_new_op_types_load_or_raise_load_error(
         clear(path)
     print(outcomes)
     assert outcomes["rejected"] > cases // 2 and outcomes["loaded"] > cases // 50, outcomes
+
+
+def test_eig_and_eigvals_save_with_their_complex_outputs(tmp_path):
+    """Eig's gradient needs the complex family's ops (Conj, Real) to trace; its
+    forward saves and loads on its own."""
+    x = np.array([[0.0, -2.0], [1.0, 0.5]])  # complex eigenvalues
+
+    def f(a):
+        e, v = mt.linalg.eig(a)
+        return e, v, mt.linalg.eigvals(a)
+    loaded = saved_and_loaded(f, [x], tmp_path / "m")
+    want = f(mt.constant(x))
+    got = loaded(mt.constant(x))
+    assert got[0].dtype == np.complex128 and got[1].shape == (2, 2)
+    assert_same(got, want)
