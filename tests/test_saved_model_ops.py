@@ -501,3 +501,26 @@ def test_eig_and_eigvals_save_with_their_complex_outputs(tmp_path):
     got = loaded(mt.constant(x))
     assert got[0].dtype == np.complex128 and got[1].shape == (2, 2)
     assert_same(got, want)
+
+
+def test_an_attribute_a_saved_model_cannot_hold_is_refused_at_save(tmp_path):
+    def odd(x):
+        return core.emit("OddAttrForTest", x._value + 1, (x,), {"table": np.zeros(2)})
+    core.replay("OddAttrForTest", lambda xs, a, o: odd(xs[0]),
+                attrs_of=lambda op: {"table": op.attrs["table"]},
+                shape=core.elementwise_shape)
+    from minitape.graph import OPS, OpDef
+    OPS["OddAttrForTest"] = OpDef(lambda xs, a, o: odd(xs[0]), 1,
+                                  lambda op: {"table": op.attrs["table"]})
+    try:
+        f = mt.function(lambda x: odd(mt.convert_to_tensor(x)),
+                        input_signature=[mt.TensorSpec([2], mt.float64)])
+        module = mt.Module()
+        module.f = f
+        with pytest.raises(TypeError, match=r"save: attribute table is ndarray .*\(graph "
+                                            r"<lambda>.*, nodes\[0\], op OddAttrForTest\)"):
+            mt.saved_model.save(module, str(tmp_path / "m"))
+        assert not (tmp_path / "m").exists()
+    finally:
+        del core.REPLAYS["OddAttrForTest"], core.SHAPES["OddAttrForTest"]
+        del OPS["OddAttrForTest"]

@@ -301,11 +301,15 @@ class _Writer:
 
     def encode_graph(self, graph):
         nodes = []
-        for node in graph.nodes:
+        for i, node in enumerate(graph.nodes):
             shapes = node.symbolic or [s.shape for s in node.outputs]
+            try:
+                attrs = self.encode_attrs(node)
+            except TypeError as e:
+                raise TypeError(f"{e} (graph {graph.name}, nodes[{i}], op {node.op})") from None
             encoded = {"op": node.op, "name": str(node.name),
                        "inputs": [self.ref(r) for r in node.inputs],
-                       "attrs": self.encode_attrs(node),
+                       "attrs": attrs,
                        "outputs": [_encode_spec(s, shape) for s, shape in
                                    zip(node.outputs, shapes)]}
             nodes.append(encoded)
