@@ -305,13 +305,13 @@ def test_a_where_count_beyond_the_condition_is_refused(tmp_path):
 
 BAD_ATTRS = [
     ({"multiples": "1, 2"}, r"nodes\[0\]: op Tile on inputs \[float64\[2, 3\]\]: attribute "
-                            "multiples = '1, 2' is not 2 of integers"),
+                            "multiples = '1, 2' is not a list of 2 integers"),
     ({"multiples": [1, 2]}, r"nodes\[0\]\.attrs\.multiples: expected null, a boolean, a number,"
                             " a string or a tagged value"),
     ({"multiples": {"tuple": [1, 2]}, "evil": 1}, "has no attribute 'evil'"),
     ({}, r"nodes\[0\]\.attrs: op Tile needs the attribute 'multiples'"),
-    ({"multiples": {"tuple": [1, -2]}}, "is not 2 of integers in \\[0, 1099511627776\\]"),
-    ({"multiples": {"tuple": [1, 2.0]}}, "is not 2 of integers"),
+    ({"multiples": {"tuple": [1, -2]}}, "is not a list of 2 integers in \\[0, 1099511627776\\]"),
+    ({"multiples": {"tuple": [1, 2.0]}}, "is not a list of 2 integers"),
     ({"multiples": {"eval": "__import__('os')"}}, r"attrs\.multiples: unknown tag 'eval'"),
     ({"multiples": {"dtype": "object"}}, r"attrs\.multiples\.dtype: unknown dtype 'object'"),
     ({"multiples": {"tuple": [1, 10 ** 19]}}, r"attrs\.multiples\.tuple\[1\]: integer "

@@ -209,9 +209,9 @@ def attr_ints(attrs, name, lo, hi, length=None):
     value = attrs[name]
     if type(value) not in (tuple, list) or (length is not None and len(value) != length) \
             or any(type(v) is not int or not lo <= v <= hi for v in value):
-        raise ValueError(f"attribute {name} = {value!r:.60} is not "
-                         f"{'a list' if length is None else f'{length}'} of integers in "
-                         f"[{lo}, {hi}]")
+        count = "" if length is None else f"{length} "
+        raise ValueError(f"attribute {name} = {value!r:.60} is not a list of {count}integers "
+                         f"in [{lo}, {hi}]")
     return tuple(value)
 
 
