@@ -7,6 +7,7 @@ refuses hostile files quickly with a LoadError naming the place."""
 import inspect
 import json
 import os
+import random
 import subprocess
 import sys
 import time
@@ -15,8 +16,11 @@ import numpy as np
 import pytest
 
 import minitape as mt
+from minitape.graph import OPS, OpDef
 from minitape.ops import core
+from minitape.saved_model.format import GENERIC
 from op_table import case, family_cases
+from test_saved_model_fuzz import clear, exercise, mutate, place
 
 _rng = np.random.default_rng(17)  # not op_table's: its rows keep their values
 _X = _rng.permutation(np.linspace(-2.0, 2.0, 12)).reshape(3, 4)  # distinct, no ties
@@ -128,7 +132,6 @@ def test_an_op_type_without_a_shape_rule_is_refused_at_save(tmp_path):
     def twice(x):
         return core.emit("TwiceForTest", x._value * 2, (x,))
     core.replay("TwiceForTest", lambda xs, a, o: twice(xs[0]))
-    from minitape.graph import OPS, OpDef
     OPS["TwiceForTest"] = OpDef(lambda xs, a, o: twice(xs[0]), 1)
     try:
         f = mt.function(lambda x: twice(mt.convert_to_tensor(x)),
@@ -336,7 +339,6 @@ def test_bad_attributes_are_refused_naming_the_place(tmp_path, attrs, match):
 
 
 def test_attribute_values_come_back_with_their_python_types(tmp_path):
-    from minitape.saved_model.format import GENERIC
     encode, decode = GENERIC
     attrs = {"a": (1, 2.0, None, True, "s"), "b": [np.float32, np.dtype("int64")],
              "c": float("inf"), "d": complex(1.0, -2.0), "e": np.int64(3), "f": ()}
@@ -430,8 +432,6 @@ def test_damaged_copies_of_a_model_of_the_new_op_types_load_or_raise_load_error(
     types: every copy raises a LoadError from the loader's own checks, or loads,
     and then every node gives exactly the spec the loader worked out, or the
     op itself refuses the values (an index out of range, say)."""
-    from test_saved_model_fuzz import clear, exercise, mutate, place
-
     model_ = OpsModel()
     # traced with the values `exercise` calls with (the count of boolean_mask's
     # entries is a value, kept from the trace)
@@ -445,7 +445,7 @@ def test_damaged_copies_of_a_model_of_the_new_op_types_load_or_raise_load_error(
         arrays = {k: npz[k] for k in npz.files}
     base = (json_bytes, npz_bytes, arrays, base_dir)
     exercise(mt.saved_model.load(str(base_dir)))
-    rng = __import__("random").Random(int(os.environ.get("MINITAPE_FUZZ_SEED", "17")))
+    rng = random.Random(int(os.environ.get("MINITAPE_FUZZ_SEED", "17")))
     path = tmp_path / "m"
     path.mkdir()
     outcomes = {"loaded": 0, "rejected": 0, "refused by an op": 0}
@@ -509,7 +509,6 @@ def test_an_attribute_a_saved_model_cannot_hold_is_refused_at_save(tmp_path):
     core.replay("OddAttrForTest", lambda xs, a, o: odd(xs[0]),
                 attrs_of=lambda op: {"table": op.attrs["table"]},
                 shape=core.elementwise_shape)
-    from minitape.graph import OPS, OpDef
     OPS["OddAttrForTest"] = OpDef(lambda xs, a, o: odd(xs[0]), 1,
                                   lambda op: {"table": op.attrs["table"]})
     try:
