@@ -21,6 +21,8 @@ from .tape import GradientTape, UnconnectedGradients  # noqa: F401
 from .tensor import (Tensor, Variable, bool_, constant,  # noqa: F401
                      convert_to_tensor, float16, float32, float64, int32, int64, string)
 
+from .ops.core import convert_to_tensor  # noqa: E402,F401,F811  (packs lists of tensors)
+
 newaxis = None  # x[:, mt.newaxis], as NumPy's np.newaxis
 __version__ = "0.1.0"
 from . import saved_model  # noqa: E402,F401

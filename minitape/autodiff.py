@@ -153,7 +153,17 @@ class _TangentPusher(list):
         for r in paused:
             r._producer = {}
         try:
-            push_tangents(op, acc._tangents)
+            # A custom_gradient call: as in TensorFlow, an output moves as f's
+            # own result moved through f's ops (the custom rule is ignored);
+            # only an output whose result has no tangent that way (a constant,
+            # a round, a recompute_grad that recorded nothing) takes the rule's.
+            forward = op.attrs.get("_forward_outputs") if op.attrs else None
+            found = [] if forward is None else [acc._tangents.get(y._id) for y in forward]
+            if forward is None or None in found:
+                push_tangents(op, acc._tangents)
+            for y, t in zip(op.outputs, found):
+                if t is not None:
+                    acc._tangents[y._id] = t
         finally:
             for r, producer in zip(paused, tracked):
                 r._producer = producer

@@ -131,7 +131,7 @@ HELPERS = {"np": np, "matmul_rows": matmul_rows, "matmul_columns": matmul_column
 
 LINES = {
     "AddV2": "{0} + {1}", "Sub": "{0} - {1}", "Mul": "{0} * {1}", "RealDiv": "{0} / {1}",
-    "Pow": "{0} ** {1}", "Neg": "-{0}",
+    "Pow": "np.where(({0} == -np.inf) & ({1} == 0.5), -{0}, {0} ** {1})", "Neg": "-{0}",
     "Maximum": "np.maximum({0}, {1})", "Minimum": "np.minimum({0}, {1})",
     "Square": "np.square({0})", "Sqrt": "np.sqrt({0})", "Exp": "np.exp({0})",
     "Log": "np.log({0})", "Sin": "np.sin({0})", "Cos": "np.cos({0})",

@@ -21,7 +21,7 @@ from .context import state
 from .ops.control import stop_gradient  # noqa: F401  (mt.stop_gradient, an op)
 from .recording import record
 from .registry import NotDifferentiable
-from .tensor import Tensor, convert_to_tensor, snapshot
+from .tensor import Tensor, convert_to_tensor, holds_tensors, snapshot
 
 
 def custom_gradient(f=None):
@@ -36,6 +36,11 @@ def custom_gradient(f=None):
 
     @functools.wraps(f)
     def wrapper(*args, **kwargs):
+        for i, a in enumerate(args):
+            if holds_tensors(a):  # TensorFlow flattens it and then wants one gradient
+                raise TypeError(   # per entry; converting it would detach the tensors
+                    f"custom_gradient {f.__name__}: argument {i} is a list holding tensors; "
+                    "pass the tensors as separate arguments, or mt.stack them first")
         inputs = [convert_to_tensor(a) for a in args]
         # Run f with the tapes recording, as TensorFlow's eager mode does: the
         # ops inside are recorded but unreachable from the outputs (their
@@ -54,12 +59,17 @@ def custom_gradient(f=None):
                 f"custom_gradient {f.__name__}: the function reads variables "
                 f"{[v.name for v in variables]}, so its gradient function must accept "
                 "a keyword argument `variables` and return (input_grads, variable_grads)")
-        outputs = [Tensor(convert_to_tensor(y)._value) for y in nest.flatten(result)]
+        forward = [convert_to_tensor(y) for y in nest.flatten(result)]
+        outputs = [Tensor(y._value) for y in forward]
         reads = [snapshot(v) for v in variables]
         rule = _custom_rule(f.__name__, grad_fn, len(inputs), variables)
         if state.tapes:
+            # `_forward_outputs`: f's own results, whose tangents a
+            # ForwardAccumulator gives the outputs (forward mode follows f's
+            # ops, not the custom rule, as in TensorFlow)
             record("IdentityN", tuple(inputs + reads), tuple(outputs),
-                   {"_custom_rule": rule, "num_inputs": len(inputs)}, f.__name__)
+                   {"_custom_rule": rule, "num_inputs": len(inputs),
+                    "_forward_outputs": forward}, f.__name__)
         return nest.pack_like(result, outputs) if nest.is_nested(result) else outputs[0]
 
     return wrapper

@@ -102,6 +102,7 @@ class _Tracer:
     """
 
     _watch_accessed_variables = False  # variables reach the _VariableLog instead
+    _keeps_masks = True  # rules may record their NaN masks (ops.elementwise.moved)
 
     def __init__(self, name, parent=None):
         self.name = name

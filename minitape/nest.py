@@ -1,4 +1,8 @@
-"""Nested structures of lists, tuples and dicts, as `tape.gradient` accepts them."""
+"""Nested structures of lists, tuples and dicts, as `tape.gradient` accepts them,
+and nested lists that hold tensors (which ops pack, as TensorFlow does)."""
+import itertools
+
+_SEQUENCES = frozenset((list, tuple))
 
 
 def flatten(structure):
@@ -34,3 +38,45 @@ def pack_like(structure, leaves):
 
 def is_nested(structure):
     return isinstance(structure, (list, tuple, dict))
+
+
+def holds(value, kind):
+    """Whether the list or tuple `value` holds an instance of `kind` at any
+    depth. Every list passed to an op is asked, so it goes level by level over
+    the set of the entries' types (at C speed, not entry by entry)."""
+    if not isinstance(value, (list, tuple)):
+        return False
+    level = value
+    while level:
+        types = set(map(type, level))
+        if any(issubclass(t, kind) for t in types):
+            return True
+        if types <= _SEQUENCES:
+            nested = level
+        elif types & _SEQUENCES or any(issubclass(t, (list, tuple)) for t in types):
+            nested = [v for v in level if isinstance(v, (list, tuple))]
+        else:
+            return False
+        level = list(itertools.chain.from_iterable(nested))
+    return False
+
+
+def first(value, kind):
+    """The first instance of `kind` in a nested list, depth first, or None."""
+    for v in value:
+        if isinstance(v, kind):
+            return v
+        if isinstance(v, (list, tuple)):
+            found = first(v, kind)
+            if found is not None:
+                return found
+    return None
+
+
+def map_leaves(value, kind, fn):
+    """Nested lists like `value`, with each instance of `kind` replaced by fn(it)."""
+    if isinstance(value, kind):
+        return fn(value)
+    if isinstance(value, (list, tuple)):
+        return [map_leaves(v, kind, fn) for v in value]
+    return value

@@ -6,3 +6,4 @@ from .ops import (l2_loss, sigmoid_cross_entropy_with_logits,  # noqa: F401
                   softmax_cross_entropy_with_logits, sparse_softmax_cross_entropy_with_logits,
                   weighted_cross_entropy_with_logits)
 from .ops.sorting import top_k  # noqa: F401
+from .ops import softsign  # noqa: F401

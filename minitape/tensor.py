@@ -15,7 +15,7 @@ import numbers
 
 import numpy as np
 
-from . import arguments
+from . import arguments, nest
 from .context import state, variable_accessed, variable_assigned
 
 float16 = np.dtype("float16")
@@ -163,7 +163,6 @@ class Variable(TensorLike):
     """A mutable value (model weights). Ops read it as a Tensor snapshot."""
 
     __slots__ = ("_value", "_id", "trainable", "_name", "__weakref__")
-    _count = itertools.count()
 
     def __init__(self, initial_value, trainable=True, name=None, dtype=None):
         if callable(initial_value):
@@ -174,10 +173,8 @@ class Variable(TensorLike):
         if name is not None and not isinstance(name, str):
             raise TypeError(f"Variable: name must be a string, got "
                             f"{type(name).__name__} {name!r}")
-        if name is None:
-            n = next(Variable._count)
-            name = "Variable" if n == 0 else f"Variable_{n}"
-        self._name = name
+        # 'Variable:0' when unnamed, as in eager TensorFlow (tapes know ids, not names)
+        self._name = "Variable" if name is None else name
 
     @property
     def name(self):
@@ -270,10 +267,20 @@ def _frozen(array):
     return array
 
 
+def holds_tensors(value):
+    """Whether the list or tuple `value` holds a tensor or variable, at any depth."""
+    return nest.holds(value, TensorLike)
+
+
 def _to_numpy(value, dtype, what):
     """NumPy value for `value`, with TensorFlow's defaults for Python numbers:
     floats become float32 and ints int32; NumPy arrays keep their dtype. A
-    conversion that would change a number raises (`arguments.fits`)."""
+    conversion that would change a number raises (`arguments.fits`). A list
+    holding tensors takes the first one's dtype (ops record a Pack: ops/core.py)."""
+    if holds_tensors(value):
+        if dtype is None:
+            dtype = nest.first(value, TensorLike).dtype
+        value = nest.map_leaves(value, TensorLike, lambda v: _to_numpy(v, None, what))
     if isinstance(value, TensorLike):
         array = value._value
         if isinstance(value, Variable):
@@ -281,7 +288,11 @@ def _to_numpy(value, dtype, what):
     elif isinstance(value, (np.ndarray, np.generic)):
         array = value
     else:
-        array = np.asarray(value)
+        try:
+            array = np.asarray(value)
+        except ValueError:  # NumPy's "inhomogeneous shape" message
+            raise ValueError(f"{what}: cannot convert a non-rectangular Python sequence "
+                             f"to a tensor: {value!r:.80}") from None
         if array.dtype == np.float64 and dtype is None:
             array = array.astype(float32)  # (with a dtype: convert once, below)
         elif array.dtype.kind == "i" and not isinstance(value, np.integer):
@@ -301,7 +312,11 @@ def _to_numpy(value, dtype, what):
 
 
 def constant(value, dtype=None, shape=None, name=None):
-    """A new Tensor holding a copy of `value` (Python floats become float32)."""
+    """A new Tensor holding a copy of `value` (Python floats become float32); a
+    list holding tensors is refused, as in TensorFlow (it would be detached)."""
+    if holds_tensors(value):
+        raise ValueError("constant: the list holds tensors or variables, which a constant "
+                         "would detach from every tape; use mt.stack or mt.convert_to_tensor")
     array = np.array(_to_numpy(value, as_dtype(dtype, "constant"), "constant"))
     if shape is not None:
         shape = arguments.shape("constant", shape)

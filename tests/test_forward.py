@@ -354,7 +354,7 @@ def test_a_jvp_rule_with_a_wrong_shape_is_reported_with_the_op():
             ident(x)
 
 
-def test_custom_gradient_in_forward_mode_uses_its_grad_fn():
+def test_custom_gradient_in_forward_mode_follows_its_forward_ops():
     @mt.custom_gradient
     def scale_gradient(x):
         def grad_fn(dy):
@@ -364,8 +364,29 @@ def test_custom_gradient_in_forward_mode_uses_its_grad_fn():
     x = mt.constant([3.0, 4.0])
     with ForwardAccumulator(x, [3.0, 4.0]) as acc:
         y = scale_gradient(x)
-    # The JVP follows the custom gradient (J^T = 0.1 I), not the identity.
-    np.testing.assert_allclose(acc.jvp(y).numpy(), [0.3, 0.4], rtol=1e-6)
+    # As in TensorFlow 2.21: the JVP follows the function's own ops (the
+    # identity), not the custom gradient (which would give [0.3, 0.4]).
+    np.testing.assert_allclose(acc.jvp(y).numpy(), [3.0, 4.0], rtol=1e-6)
+
+
+def test_custom_gradient_jvp_matches_tensorflow():
+    # TensorFlow 2.21: x**2 with a rule of 7*dy has the JVP 6 at x = 3 (its
+    # forward ops); an output its ops do not move (a constant, a round) takes
+    # the custom rule's JVP: 7, and grad_pass_through(round) gives 1.
+    @mt.custom_gradient
+    def square(x):
+        return x * x, lambda dy: 7 * dy
+
+    @mt.custom_gradient
+    def constant_out(x):
+        return mt.constant(5.0), lambda dy: 7 * dy
+
+    x = mt.constant(3.0)
+    with ForwardAccumulator(x, mt.constant(1.0)) as acc:
+        a, b = square(x), constant_out(x)
+        c = mt.grad_pass_through(mt.round)(x)
+        d = mt.grad_pass_through(lambda v: v * 3.0)(x)
+    assert [float(acc.jvp(t)) for t in (a, b, c, d)] == [6.0, 7.0, 1.0, 3.0]
 
 
 # --- GradientTape.jacobian: direction, chunks -------------------------------------------

@@ -38,11 +38,12 @@ def test_rebuild_stores_widget_state_fallback_and_strips(tmp_path):
     assert colab.source_text(colab.first_code_cell(nb)) == colab.cell_source()
     state = rb.widget_state(nb)
     assert state, "no widget state stored"
-    (view,) = [o for o in nb["cells"][2]["outputs"] if rb.WIDGET_VIEW in o["data"]]
+    assert nb["cells"][0]["source"] == [colab.badge_cell_source("good.ipynb")]
+    (view,) = [o for o in nb["cells"][3]["outputs"] if rb.WIDGET_VIEW in o["data"]]
     assert view["data"][rb.WIDGET_VIEW]["model_id"] in state
     fallback = "".join(view["data"]["text/html"])
     assert rb.FALLBACK_CAPTION in fallback and "x = 3" in fallback
     assert "<b>x is 3</b>" in fallback
-    for cell in nb["cells"]:  # nbstripout ran: counts kept, volatile metadata gone
+    for cell in nb["cells"][1:]:  # nbstripout ran: counts kept, volatile metadata gone
         assert cell["execution_count"] is not None
         assert "execution" not in cell["metadata"]

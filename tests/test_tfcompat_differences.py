@@ -36,6 +36,8 @@ ROWS = [
     ("ops whose result's shape depends on values (`where(condition)`, `boolean_mask`, "
      "`segment_sum`) inside `mt.function`"),
     "the order of NaNs in `sort`, `argsort`, `top_k`",
+    "`variable == None`",
+    "`x ** 0.5` at `x = -inf` inside a function",
     "`pad`'s `constant_values` of another dtype",
     "`mt.function(jit_compile=True)`",
     "a custom gradient registered by tracing an `mt.function`",
@@ -43,6 +45,7 @@ ROWS = [
     "eigh and svd at repeated eigenvalues or singular values",
     "pinv's gradient at a rank-deficient matrix",
     "the gradient of `linalg.lstsq(..., fast=False)`",
+    "`softsign`'s second derivative, Jacobian and JVP",
 ]
 
 
@@ -244,6 +247,38 @@ def test_a_zero_tangent_contributes_nothing_in_forward_mode():
     assert float(acc.jvp(y)) == 1.0
 
 
+def test_matmul_and_einsum_drop_zero_tangent_products_in_both_directions():
+    # TensorFlow 2.21: forward [[nan]] and Jacobian rows [[1, nan], [0, inf]]
+    x = mt.constant([[2.0, 3.0]])
+    b = mt.constant([[1.0], [np.inf]])
+    xs, c = mt.constant([2.0, 3.0]), mt.constant([[1.0, 0.0], [0.0, np.inf]])
+    with np.errstate(invalid="ignore"):
+        with mt.autodiff.ForwardAccumulator(x, mt.constant([[1.0, 0.0]])) as acc:
+            y = mt.matmul(x, b)
+        assert acc.jvp(y).numpy().tolist() == [[1.0]]
+        with mt.GradientTape(persistent=True) as tape:
+            tape.watch(xs)
+            ys = mt.matmul(c, mt.reshape(xs, [2, 1]))[:, 0]
+            ye = mt.einsum("ij,j->i", c, xs)
+        for y in (ys, ye):
+            for direction in ("forward", "reverse"):
+                jac = tape.jacobian(y, xs, experimental_direction=direction).numpy()
+                assert jac.tolist() == [[1.0, 0.0], [0.0, np.inf]]
+
+
+def test_a_variable_compared_with_none_is_false():
+    v = mt.Variable([1.0, 2.0])
+    assert (v == None) is False and (v != None) is True  # noqa: E711
+    assert None not in [v, mt.Variable(3.0)]
+
+
+@pytest.mark.parametrize("jit", [False, True])
+def test_minus_inf_to_the_half_is_inf_in_functions(jit):
+    f = mt.function(lambda x: mt.reduce_sum(x) ** 0.5, jit_compile=jit)
+    with np.errstate(invalid="ignore"):
+        assert float(f(mt.constant([-np.inf, 1.0]))) == np.inf
+
+
 def test_pad_converts_a_constant_of_another_dtype():
     x = mt.constant([1.0], dtype=mt.float64)
     padded = mt.pad(x, [[1, 0]], constant_values=mt.constant(2.0))  # a float32 scalar
@@ -358,3 +393,19 @@ def test_lstsq_with_fast_false_has_a_gradient():
         fast = mt.linalg.lstsq(a, b)
     np.testing.assert_allclose(slow, [[2 / 3], [1 / 3]])
     np.testing.assert_allclose(tape.gradient(slow, a), tape.gradient(fast, a), atol=1e-15)
+def test_softsign_has_every_derivative():
+    # TensorFlow 2.21: tf.nn.softsign's second derivative, tape.jacobian and JVP
+    # raise LookupError (no gradient for SoftsignGrad). softsign'(x) = 1/(1+|x|)^2,
+    # softsign''(x) = -2 sign(x)/(1+|x|)^3.
+    x = mt.constant([0.5, -2.0], dtype=mt.float64)
+    with mt.GradientTape(persistent=True) as outer:
+        outer.watch(x)
+        with mt.GradientTape() as inner:
+            inner.watch(x)
+            y = mt.nn.softsign(x)
+        g = inner.gradient(y, x)
+    np.testing.assert_allclose(outer.gradient(g, x).numpy(), [-2 / 1.5 ** 3, 2 / 27])
+    np.testing.assert_allclose(outer.jacobian(y, x).numpy(), np.diag([1 / 2.25, 1 / 9]))
+    with mt.autodiff.ForwardAccumulator(x, mt.constant([1.0, 1.0], dtype=mt.float64)) as acc:
+        y = mt.nn.softsign(x)
+    np.testing.assert_allclose(acc.jvp(y).numpy(), [1 / 2.25, 1 / 9])

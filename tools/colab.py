@@ -1,45 +1,145 @@
-"""The Colab install cell: the first code cell of every notebook, generated
-from pyproject.toml's name and version (the one place the source is defined).
+"""Every launch link of the course, from one source: pyproject.toml's name,
+version and `[project.urls] Repository`.
 
-On Colab the cell installs exactly this release of minitape from PyPI, and
-nothing else: Colab already has NumPy, matplotlib and ipywidgets. Anywhere
-else it does nothing. If pip fails, the cell raises with pip's message and
-what to do, so "Run all" stops there instead of failing later at the import.
+It writes three things, and `--check` finds any that differ:
 
-    python -m tools.colab            # write the cell into every notebook
-    python -m tools.colab --check    # exit 1 if a notebook's cell differs
+* the **Colab cell**, the first code cell of every notebook. On Colab it
+  installs exactly this version of minitape and nothing else (`--no-deps`:
+  Colab has NumPy, matplotlib and ipywidgets): from PyPI, or else from the
+  repository's archive at tag `v<version>` (no git needed). If both fail it
+  stops "Run all" with one short message naming what failed and what to try
+  next, not pip's log. Anywhere else it does nothing;
+* the **badge cell**, the first cell of every notebook (Markdown): "Open in
+  Colab" and "launch Binder" for that notebook;
+* the README's badges, between the two `launch badges` comment lines.
+
+The JupyterLite site (tools/site.py) replaces the Colab cell with
+`lite_cell_source()`, which installs the wheel bundled in the site.
+
+    python -m tools.colab            # write the cells and the README's badges
+    python -m tools.colab --check    # exit 1 if a notebook or the README differs
 """
 import argparse
 import json
+import re
 import sys
 import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
+README = ROOT / "README.md"
+PYPROJECT = ROOT / "pyproject.toml"
+# The branch the Colab badges open (Binder uses the repository's HEAD).
+BRANCH = "main"
+BADGE_CELL_ID = "launch-badges"
+README_BEGIN = "<!-- launch badges: written by `python -m tools.colab` from pyproject.toml -->"
+README_END = "<!-- end of launch badges -->"
 
 TEMPLATE = '''\
-# On Colab only: install minitape {version} from PyPI (Colab has NumPy, matplotlib, ipywidgets).
+# On Colab only: install minitape {version} (Colab has NumPy, matplotlib and ipywidgets),
+# from PyPI or else from the course's repository at tag v{version}. Elsewhere: nothing.
 import subprocess, sys
 if "google.colab" in sys.modules:
-    pip = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "{requirement}"],
-                         capture_output=True, text=True)
-    if pip.returncode != 0:
-        raise RuntimeError("Could not install {requirement} from PyPI:\\n" + pip.stderr[-1500:]
-                           + "\\nCheck that this runtime is connected to the internet, then run "
-                           "this cell again (or run: !pip install {requirement}).")'''
+    def pip_install(source):
+        """Install `source` alone; None if it worked, else pip's last error line."""
+        pip = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", source],
+                             capture_output=True, text=True)
+        lines = [line.strip() for line in pip.stderr.splitlines() if line.strip()]
+        errors = [line for line in lines if line.startswith("ERROR:")] or lines or ["pip failed"]
+        return None if pip.returncode == 0 else errors[-1][:240]
+
+    class InstallFailed(Exception):
+        def _render_traceback_(self):  # IPython shows this message and no traceback
+            return [str(self)]
+
+    from_pypi = pip_install("{requirement}")
+    if from_pypi:
+        from_repository = pip_install("{archive}")
+        if from_repository:
+            raise InstallFailed(
+                "minitape {version} is not installed.\\n"
+                "From PyPI: " + from_pypi + "\\n"
+                "From {repository} (tag v{version}): " + from_repository + "\\n"
+                "Next: if both lines mention a connection, run Runtime > Disconnect and delete "
+                "runtime, then this cell again. Otherwise open the notebook on Binder, which "
+                "installs minitape from the repository: {binder}")'''
+
+LITE_TEMPLATE = '''\
+# JupyterLite (Python in your browser): install minitape {version}, bundled with this site, and
+# the widgets; NumPy and matplotlib come from Pyodide. The first run downloads them (a minute).
+%pip install -q {requirement} ipywidgets matplotlib'''
 
 
-def requirement(pyproject=ROOT / "pyproject.toml"):
+def project(pyproject=PYPROJECT):
+    """The `[project]` table of pyproject.toml."""
+    return tomllib.loads(Path(pyproject).read_text(encoding="utf-8"))["project"]
+
+
+def requirement(pyproject=PYPROJECT):
     """'minitape==0.1.0': the package's name and version from pyproject.toml."""
-    project = tomllib.loads(Path(pyproject).read_text(encoding="utf-8"))["project"]
-    return f"{project['name']}=={project['version']}"
+    p = project(pyproject)
+    return f"{p['name']}=={p['version']}"
 
 
-def cell_source(pyproject=ROOT / "pyproject.toml"):
-    """The exact text of the first code cell of every notebook."""
+def repository(pyproject=PYPROJECT):
+    """`[project.urls] Repository`, without a trailing slash. Binder and Colab
+    open GitHub repositories, so it must be one: https://github.com/OWNER/NAME."""
+    url = project(pyproject).get("urls", {}).get("Repository", "")
+    url = url.rstrip("/").removesuffix(".git")
+    if not re.fullmatch(r"https://github\.com/[\w.-]+/[\w.-]+", url):
+        raise ValueError(f"pyproject.toml: [project.urls] Repository must be "
+                         f"https://github.com/OWNER/NAME, not {url!r}")
+    return url
+
+
+def archive_url(repo, version):
+    """GitHub's source archive of tag v<version> (what the Colab cell falls back to)."""
+    return f"{repo}/archive/refs/tags/v{version}.tar.gz"
+
+
+def binder_url(repo, notebook=None):
+    """mybinder.org building the repository's HEAD, JupyterLab open in notebooks/
+    (or on one notebook)."""
+    path = "notebooks" + (f"/{notebook}" if notebook else "")
+    return f"https://mybinder.org/v2/gh/{repo.removeprefix('https://github.com/')}/HEAD" \
+           f"?urlpath=lab/tree/{path}"
+
+
+def colab_url(repo, notebook):
+    return f"https://colab.research.google.com/github/" \
+           f"{repo.removeprefix('https://github.com/')}/blob/{BRANCH}/notebooks/{notebook}"
+
+
+def badges(notebook=None, pyproject=PYPROJECT):
+    """The Markdown badges: Colab (for one notebook; the README's opens the
+    first) and Binder (that notebook, or the notebooks folder)."""
+    repo = repository(pyproject)
+    first = notebook or sorted(p.name for p in NOTEBOOKS.glob("*.ipynb"))[0]
+    return (f"[![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)]"
+            f"({colab_url(repo, first)}) "
+            f"[![Binder](https://mybinder.org/badge_logo.svg)]({binder_url(repo, notebook)})")
+
+
+def badge_cell_source(notebook, pyproject=PYPROJECT):
+    """The first cell of a notebook: its launch badges."""
+    return badges(notebook, pyproject)
+
+
+def cell_source(pyproject=PYPROJECT, repo=None):
+    """The exact text of the first code cell of every notebook. `repo`
+    replaces the repository URL (tests point it at a local server)."""
     req = requirement(pyproject)
-    return TEMPLATE.format(requirement=req, version=req.split("==")[1])
+    version = req.split("==")[1]
+    repo = repository(pyproject) if repo is None else repo
+    return TEMPLATE.format(requirement=req, version=version, repository=repo,
+                           archive=archive_url(repo, version), binder=binder_url(repo))
+
+
+def lite_cell_source(pyproject=PYPROJECT):
+    """The first code cell of the notebooks in the JupyterLite site."""
+    req = requirement(pyproject)
+    return LITE_TEMPLATE.format(requirement=req, version=req.split("==")[1])
 
 
 def first_code_cell(nb):
@@ -47,25 +147,64 @@ def first_code_cell(nb):
     return next(c for c in nb["cells"] if c["cell_type"] == "code")
 
 
+def first_markdown_cell(nb):
+    return next(c for c in nb["cells"] if c["cell_type"] == "markdown")
+
+
 def source_text(cell):
     src = cell["source"]
     return "".join(src) if isinstance(src, list) else src
 
 
+def set_cells(nb, notebook, source=None, pyproject=PYPROJECT):
+    """Put the badge cell first and the Colab cell as the first code cell of
+    `nb` (a dict, changed in place); nothing else changes. True if it changed."""
+    source = cell_source(pyproject) if source is None else source
+    badge = badge_cell_source(notebook, pyproject)
+    code = first_code_cell(nb)
+    # Sources as the notebook keeps them: a list of lines (JSON) or one str (nbformat).
+    as_lines = isinstance(code["source"], list)
+
+    def set_source(cell, text):
+        cell["source"] = text.splitlines(keepends=True) if as_lines else text
+
+    changed = False
+    first = nb["cells"][0] if nb["cells"] else None
+    if first is None or first.get("id") != BADGE_CELL_ID:
+        cell = {"cell_type": "markdown", "metadata": {}, "source": []}
+        if nb.get("nbformat", 4) * 100 + nb.get("nbformat_minor", 0) >= 405:
+            cell["id"] = BADGE_CELL_ID
+        nb["cells"].insert(0, cell)
+        first, changed = cell, True
+    if source_text(first) != badge:
+        set_source(first, badge)
+        changed = True
+    if source_text(code) != source:
+        set_source(code, source)
+        changed = True
+    return changed
+
+
 def write_cell(path, source=None):
-    """Set the first code cell's source in the notebook at `path`; nothing else
-    in the file changes. Returns True if the file changed."""
-    source = cell_source() if source is None else source
-    text = Path(path).read_text(encoding="utf-8")
-    nb = json.loads(text)
-    cell = first_code_cell(nb)
-    if source_text(cell) == source:
+    """Write the badge cell and the Colab cell into the notebook at `path`;
+    nothing else in the file changes. Returns True if the file changed."""
+    path = Path(path)
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    if not set_cells(nb, path.name, source):
         return False
-    cell["source"] = source.splitlines(keepends=True)
     # The same layout as nbformat.write (and nbstripout): indent 1, trailing newline.
-    Path(path).write_text(json.dumps(nb, indent=1, sort_keys=True, ensure_ascii=False) + "\n",
-                          encoding="utf-8")
+    path.write_text(json.dumps(nb, indent=1, sort_keys=True, ensure_ascii=False) + "\n",
+                    encoding="utf-8")
     return True
+
+
+def readme_with_badges(text, pyproject=PYPROJECT):
+    """`text` (the README) with the lines between the two markers replaced."""
+    pattern = re.compile(re.escape(README_BEGIN) + r"\n.*?" + re.escape(README_END), re.S)
+    if not pattern.search(text):
+        raise ValueError(f"README.md has no {README_BEGIN!r} ... {README_END!r} block")
+    block = f"{README_BEGIN}\n{badges(None, pyproject)}\n{README_END}"
+    return pattern.sub(lambda m: block, text)
 
 
 def main(argv=None):
@@ -73,7 +212,7 @@ def main(argv=None):
     parser.add_argument("notebooks", nargs="*", type=Path,
                         help="notebooks to update (default: notebooks/*.ipynb)")
     parser.add_argument("--check", action="store_true",
-                        help="change nothing; exit 1 if a notebook's first code cell differs")
+                        help="change nothing; exit 1 if a notebook or the README differs")
     args = parser.parse_args(argv)
     paths = args.notebooks or sorted(NOTEBOOKS.glob("*.ipynb"))
     source = cell_source()
@@ -81,12 +220,19 @@ def main(argv=None):
     for path in paths:
         if args.check:
             nb = json.loads(path.read_text(encoding="utf-8"))
-            if source_text(first_code_cell(nb)) != source:
+            if set_cells(nb, path.name, source):
                 wrong.append(path)
         elif write_cell(path, source):
             print(f"updated {path}")
+    readme = README.read_text(encoding="utf-8")
+    if readme_with_badges(readme) != readme:
+        if args.check:
+            wrong.append(README)
+        else:
+            README.write_text(readme_with_badges(readme), encoding="utf-8")
+            print(f"updated {README}")
     for path in wrong:
-        print(f"{path}: the first code cell is not the Colab cell (python -m tools.colab)")
+        print(f"{path}: its badges or Colab cell are not the generated ones (python -m tools.colab)")
     return 1 if wrong else 0
 
 

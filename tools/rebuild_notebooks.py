@@ -5,7 +5,7 @@
 
 For each notebook:
 
-1. write the Colab install cell (`tools.colab`) as its first code cell;
+1. write the launch badges and the Colab install cell (`tools.colab`);
 2. execute it top to bottom in a fresh kernel (nbclient, like `jupyter nbconvert
    --execute`), with `record_timing=False` and `store_widget_state=True`: the
    state of every widget goes into the notebook's metadata, so JupyterLab (and
@@ -138,7 +138,8 @@ def rebuild(path, timeout=600):
 
     path = Path(path)
     nb = nbformat.read(path, as_version=4)
-    colab.first_code_cell(nb)["source"] = colab.cell_source()
+    colab.set_cells(nb, path.name)  # the badge cell and the Colab cell
+    nb = nbformat.from_dict(nb)
     client = NotebookClient(nb, timeout=timeout, kernel_name="python3",
                             record_timing=False, store_widget_state=True,
                             resources={"metadata": {"path": str(path.parent)}})

@@ -1,6 +1,7 @@
 """All built-in ops, and the Python operators (`+`, `*`, `@`, `[]`, ...) that
 Tensor and Variable get from them."""
-from ..tensor import Tensor, Variable, convert_to_tensor  # noqa: F401
+from ..tensor import Tensor, Variable  # noqa: F401
+from .core import convert_to_tensor  # noqa: F401  (packs lists of tensors, recorded)
 from .clip import clip_by_norm, clip_by_value  # noqa: F401
 from .control import stop_gradient  # noqa: F401
 from .creation import eye, fill, linspace, ones, ones_like, range, zeros, zeros_like  # noqa: F401
@@ -37,6 +38,15 @@ from .arrangement import meshgrid, rank, repeat, reverse, roll, split, tile  # n
 from .tensordot import tensordot  # noqa: F401
 from .linspace_nd import linspace  # noqa: F401,F811  (tensor endpoints as well as numbers)
 from .indexing import where  # noqa: F401,F811  (where(condition) as well as where(c, x, y))
+from .complex import angle, complex, conj, imag, real  # noqa: F401
+from .trigonometric import acos, acosh, asin, asinh, atan, atan2, atanh, cosh, sinh, tan  # noqa: F401,E501
+from .exp_log import (expm1, log1p, log_sigmoid, reciprocal, rsqrt, softsign,  # noqa: F401
+                      xdivy, xlogy)
+from .special import digamma, erf, erfc, lgamma, polygamma  # noqa: F401
+from .arithmetic import (add_n, ceil, divide_no_nan, floordiv, floormod, mod,  # noqa: F401
+                         multiply_no_nan, squared_difference, truediv)
+from .logical import (and_, invert_, is_finite, is_inf, is_nan, logical_and,  # noqa: F401
+                      logical_not, logical_or, logical_xor, or_, xor)
 
 
 def _swap(fn):
@@ -56,6 +66,26 @@ _OPERATORS = {
     "__eq__": equal, "__ne__": not_equal,
 }
 
+
+
+def _none_aware(compare, result):
+    """`t == None` is False and `t != None` True, as in TensorFlow, so `None in
+    [t1, t2]` and `if g == None` work; anything else compares elementwise."""
+    def fn(self, other):
+        return result if other is None else compare(self, other)
+    fn.__name__ = compare.__name__
+    return fn
+
+
+_OPERATORS["__eq__"] = _none_aware(equal, False)
+_OPERATORS["__ne__"] = _none_aware(not_equal, True)
+
+_OPERATORS.update({  # issue 16: // and % as TensorFlow's floordiv and floormod; & | ^ ~
+    "__floordiv__": floordiv, "__rfloordiv__": _swap(floordiv),
+    "__mod__": floormod, "__rmod__": _swap(floormod),
+    "__and__": and_, "__rand__": _swap(and_), "__or__": or_, "__ror__": _swap(or_),
+    "__xor__": xor, "__rxor__": _swap(xor), "__invert__": invert_,
+})
 for _name, _fn in _OPERATORS.items():
     setattr(Tensor, _name, _fn)
     setattr(Variable, _name, _fn)
@@ -71,3 +101,12 @@ _LINALG_ONLY = {"adjoint", "band_part", "cholesky", "cholesky_solve", "cross", "
                 "diag_part", "eigh", "eigvalsh", "expm", "logdet", "lstsq", "matvec", "pinv",
                 "qr", "set_diag", "slogdet", "svd", "trace", "triangular_solve"}
 __all__ = [name for name in __all__ if name not in _LINALG_ONLY]
+# Names TensorFlow has in tf.math (or tf.nn) but not at the top level: mt.math.expm1
+# and mt.ops.expm1, but no mt.expm1.
+_MATH_ONLY = {"angle", "conj", "expm1", "imag", "log1p", "log_sigmoid", "real", "reciprocal",
+              "rsqrt", "softsign", "xdivy", "xlogy"}
+_MATH_ONLY |= {"digamma", "erf", "erfc", "lgamma", "polygamma", "ceil", "divide_no_nan",
+               "floordiv", "floormod", "mod", "multiply_no_nan", "squared_difference",
+               "is_finite", "is_inf", "is_nan", "logical_xor", "and_", "or_", "xor",
+               "invert_"}
+__all__ = [name for name in __all__ if name not in _MATH_ONLY]

@@ -14,7 +14,8 @@ import numpy as np
 from .. import arguments
 from ..registry import RegisterGradient, RegisterJVP, batch_ndim
 from .broadcasting import broadcast_to, reduce_sum, reshape
-from .core import attr_ints, constant_like, first_dtype, emit, replay, tangent_batch, tensor_input
+from .core import (attr_ints, constant_like, emit, first_input_dtype, replay, tangent_batch,
+                   tensor_input)
 from .shapes import getitem
 
 
@@ -91,7 +92,7 @@ def _tile_shape(shapes, attrs, declared):
 
 replay("Tile", lambda xs, a, o: tile(xs[0], a["multiples"]), 1,
        lambda op: {"multiples": tuple(int(m) for m in op.attrs["multiples"])},
-       shape=_tile_shape, dtype=first_dtype)
+       shape=_tile_shape, dtype=first_input_dtype)
 
 
 def repeat(input, repeats, axis=None, name=None):

@@ -65,7 +65,11 @@ def _broadcast_to_jvp(op, t):
 def reduction(op_type, op_name, numpy_fn, x, axis, keepdims, name, need_float=False):
     x = (float_input if need_float else tensor_input)(op_name, x)
     axes = normalize_axes(op_name, axis, x.ndim)
-    if x.size == 0 and op_type in EMPTY_IDENTITY:
+    if op_type in ("Sum", "Prod") and x._value.dtype.kind in "iu":
+        # NumPy sums small integers in the platform's int64; TensorFlow keeps
+        # the dtype (and wraps around on overflow, as the int32 result does)
+        value = numpy_fn(x._value, axis=axes, keepdims=bool(keepdims), dtype=x._value.dtype)
+    elif x.size == 0 and op_type in EMPTY_IDENTITY:
         # NumPy refuses; TensorFlow fills in the reduction's identity
         value = numpy_fn(x._value, axis=axes, keepdims=bool(keepdims),
                          initial=EMPTY_IDENTITY[op_type](x.dtype))

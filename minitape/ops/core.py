@@ -5,10 +5,11 @@ import math
 
 import numpy as np
 
-from .. import arguments
+from .. import arguments, nest
+from .. import tensor as _values
 from ..context import state
 from ..recording import record
-from ..tensor import Tensor, Variable, convert_to_tensor, new_id, operand
+from ..tensor import Tensor, TensorLike, Variable, holds_tensors, new_id, operand
 
 _new_tensor = Tensor.__new__
 
@@ -29,10 +30,61 @@ def constant_like(value):
     return Tensor(value)
 
 
+def first_dtype(values):
+    """The dtype of the first tensor or variable in a nested list (TensorFlow
+    packs a list holding tensors to that dtype; its numbers take it)."""
+    first = nest.first(values, TensorLike)
+    return None if first is None else first.dtype
+
+
+def pack(op_name, values, dtype=None, cast=False):
+    """A (nested) list or tuple holding tensors, variables and numbers as one
+    tensor, the way TensorFlow's `convert_to_tensor` auto-packs it: a recorded
+    `Pack` (the op of `mt.stack`, whose rules live in `shapes.py`) of its
+    entries, so the tensors keep their gradients. The dtype is the first
+    tensor's and numbers take it; a tensor of another dtype is an error, unless
+    the caller asked for `dtype` (`cast=True`): then tensors are cast to it, as
+    TensorFlow does."""
+    if dtype is None:
+        dtype = first_dtype(values)
+    parts = []
+    for v in values:
+        if isinstance(v, TensorLike):
+            t = _values.convert_to_tensor(v)
+            if t._value.dtype != dtype:
+                if not cast:
+                    raise TypeError(f"{op_name}: cannot pack a {t.dtype} tensor into a list "
+                                    f"of {dtype} (the first tensor's dtype); cast with mt.cast")
+                t = emit("Cast", t._value.astype(dtype), (t,), {"DstT": dtype})
+        elif holds_tensors(v):
+            t = pack(op_name, v, dtype, cast)
+        else:
+            t = Tensor(np.array(_values._to_numpy(v, dtype, op_name)))
+        parts.append(t)
+    if len({t._value.shape for t in parts}) > 1:
+        raise ValueError(f"{op_name}: cannot pack a list of tensors of different shapes "
+                         f"{[t.shape for t in parts]}")
+    return emit("Pack", np.stack([t._value for t in parts]), tuple(parts), {"axis": 0})
+
+
+def convert_to_tensor(value, dtype=None, name=None):
+    """`value` as a Tensor (TensorFlow's `convert_to_tensor`): tensors pass
+    through, variables are read, a list holding tensors is packed (`pack`,
+    recorded), anything else is copied into a new constant."""
+    if holds_tensors(value):
+        return pack("convert_to_tensor", value,
+                    _values.as_dtype(dtype, "convert_to_tensor"), cast=dtype is not None)
+    return _values.convert_to_tensor(value, dtype, name)
+
+
 def _converted(op_name, x):
     try:
-        return convert_to_tensor(x)
+        if holds_tensors(x):
+            return pack(op_name, x)
+        return _values.convert_to_tensor(x)
     except (TypeError, ValueError) as e:
+        if str(e).startswith(op_name + ":"):
+            raise
         raise type(e)(f"{op_name}: {e}") from None
 
 
@@ -87,22 +139,40 @@ def operands(op_name, x, y):
         return x, number(x._value.dtype, y)   # the common `y * 2.0`
     if ty is Tensor and (tx is float or tx is int) and y._value.dtype.kind == "f":
         return number(y._value.dtype, x), y   # and `1 - y`
+    if tx is list or tx is tuple:
+        x = _converted(op_name, x) if holds_tensors(x) else x
+    if ty is list or ty is tuple:
+        y = _converted(op_name, y) if holds_tensors(y) else y
+    tx, ty = type(x), type(y)
     if tx is Tensor and ty is Tensor:
         if x._value.dtype != y._value.dtype:
             raise TypeError(f"{op_name}: the operands have different dtypes, "
                             f"{x.dtype} and {y.dtype}; cast one with mt.cast")
     elif isinstance(x, (Tensor, Variable)):
-        x = convert_to_tensor(x)
+        x = _values.convert_to_tensor(x)
         y = operand(y, x, op_name)
     elif isinstance(y, (Tensor, Variable)):
-        y = convert_to_tensor(y)
+        y = _values.convert_to_tensor(y)
         x = operand(x, y, op_name)
     else:
-        x = convert_to_tensor(x)
+        x = _values.convert_to_tensor(x)
         y = operand(y, x, op_name)
     if x._value.dtype.kind not in "biufc":
         raise TypeError(f"{op_name}: expected numeric tensors, got dtype {x.dtype}")
     return x, y
+
+
+def tensor_inputs(op_name, values):
+    """The entries of a list argument (stack's, concat's) as numeric tensors:
+    as TensorFlow converts them, entries that hold no tensor (numbers, lists
+    of numbers) take the dtype of the first tensor in the list."""
+    dtype = first_dtype(values)
+    out = []
+    for v in values:
+        if dtype is not None and not isinstance(v, TensorLike) and not holds_tensors(v):
+            v = Tensor(np.array(_values._to_numpy(v, dtype, op_name)))
+        out.append(tensor_input(op_name, v))
+    return out
 
 
 def broadcast_error(op_name, x, y):
@@ -170,7 +240,7 @@ def unchanged_shape(shapes, attrs, declared):
     return (tuple(shapes[0]),), math.prod(shapes[0])
 
 
-def first_dtype(dtypes, attrs):
+def first_input_dtype(dtypes, attrs):
     return (dtypes[0],)
 
 

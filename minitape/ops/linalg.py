@@ -10,9 +10,10 @@ import string
 import numpy as np
 
 from ..registry import RegisterGradient, RegisterJVP, batch_ndim
-from .broadcasting import lift, unbroadcast
+from .broadcasting import lift, reduce_sum, reshape, unbroadcast
 from .core import constant_like, emit, float_input, operands, tangent_batch, tensor_input
-from .shapes import matrix_transpose
+from .elementwise import equal, moved, where
+from .shapes import matrix_transpose, transpose
 
 
 def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_b=False,
@@ -69,6 +70,68 @@ def _product(a, b):
     return np.matmul(a, b)
 
 
+# --- zero times inf inside a product ----------------------------------------------
+# A matmul or einsum sums products; in its gradient (or JVP) one factor of each
+# product is the upstream gradient (or a tangent). Where that factor is 0 and
+# the other inf, the product is NaN and so is the whole sum, although the
+# entry does not move. As `multiply` does (`moved`), the rules drop those
+# products, so forward and reverse mode agree: `_moved_product` recomputes a
+# result that came out NaN term by term, with the zero-factor products masked.
+
+_MASK_LIMIT = 2 ** 24  # products at most; past it a NaN result stays as it is
+
+
+def _moved_product(z, equation, xs, moving, structural=()):
+    """`z` = einsum(equation, *xs), or, if it has a NaN, the same contraction
+    with each product whose factor from xs[moving] is 0 counted as 0 (or
+    whose factor from one of the `structural` operands is 0: the identity
+    matrices that write out a diagonal, whose zeros are not there). The
+    products are formed in the space of all the equation's letters (each
+    operand reshaped to it), masked with `moved`, then summed. That costs
+    memory for every product, so it runs only when z has a NaN (a trace keeps
+    the choice made while tracing) and when there are at most _MASK_LIMIT."""
+    v = z._value
+    total = v.sum() if v.ndim else v[()]
+    if total == total:
+        return z
+    ins, out = _parse_equation(equation, [x.ndim for x in xs])
+    letters = list(dict.fromkeys("".join(ins)))
+    sizes = {}
+    for sub, x in zip(ins, xs):
+        for c, n in zip(sub, x.shape):
+            sizes[c] = max(sizes.get(c, 1), n)
+    if int(np.prod([sizes[c] for c in letters], dtype=np.float64)) > _MASK_LIMIT:
+        return z
+    term = factor = None
+    zeros = []
+    for i, (sub, x) in enumerate(zip(ins, xs)):
+        unique = "".join(dict.fromkeys(sub))
+        if unique != sub:  # a repeated letter: its diagonal
+            x = einsum(f"{sub}->{unique}", x)
+        order = sorted(unique, key=letters.index)
+        x = transpose(x, [unique.index(c) for c in order])
+        x = reshape(x, [x.shape[order.index(c)] if c in order else 1 for c in letters])
+        term = x if term is None else term * x
+        if i == moving:
+            factor = x
+        elif i in structural:
+            zeros.append(equal(x, 0))
+    for zero in zeros:  # a structural 0 makes the product unmoved too
+        factor = where(zero, np.zeros((), factor.dtype), factor)
+    term = moved(factor, term)
+    summed = [i for i, c in enumerate(letters) if c not in out]
+    kept = [c for c in letters if c in out]
+    result = reduce_sum(term, summed) if summed else term
+    return transpose(result, [kept.index(c) for c in out])
+
+
+def _matmul_subscripts(op):
+    """The einsum subscripts of a matmul's a, b and output, with its flags."""
+    a_sub = "ki" if op.attrs["transpose_a"] else "ik"
+    b_sub = "jk" if op.attrs["transpose_b"] else "kj"
+    return "..." + a_sub, "..." + b_sub, "...ij"
+
+
 @RegisterGradient("MatMul", batch_safe=True)
 def _matmul_grad(op, grad):
     """For z = a @ b: dz/da = grad @ b^T and dz/db = a^T @ grad. With the
@@ -90,6 +153,11 @@ def _matmul_grad(op, grad):
             gb = matmul(a, grad, transpose_a=not ta)
         else:
             gb = matmul(grad, a, transpose_a=True, transpose_b=ta)
+    sa, sb, sz = _matmul_subscripts(op)
+    if ga is not None:  # a zero upstream gradient drops its products (see moved)
+        ga = _moved_product(ga, f"{sz},{sb}->{sa}", (grad, b), 0)
+    if gb is not None:
+        gb = _moved_product(gb, f"{sa},{sz}->{sb}", (a, grad), 1)
     nb = batch_ndim(op, grad)
     return (None if ga is None else unbroadcast(ga, a.shape, nb),
             None if gb is None else unbroadcast(gb, b.shape, nb))
@@ -97,12 +165,19 @@ def _matmul_grad(op, grad):
 
 @RegisterJVP("MatMul", batch_safe=True)
 def _matmul_jvp(op, ta, tb):
-    """The product rule: d(a @ b) = da @ b + a @ db (same transpose flags)."""
+    """The product rule: d(a @ b) = da @ b + a @ db (same transpose flags),
+    with a zero tangent's products dropped (see _moved_product)."""
     a, b = op.inputs
     flags = op.attrs
     ndim = op.outputs[0].ndim
-    da = None if ta is None else matmul(lift(ta, a, ndim), b, **flags)
-    db = None if tb is None else matmul(a, lift(tb, b, ndim), **flags)
+    sa, sb, sz = _matmul_subscripts(op)
+    da = db = None
+    if ta is not None:
+        ta = lift(ta, a, ndim)
+        da = _moved_product(matmul(ta, b, **flags), f"{sa},{sb}->{sz}", (ta, b), 0)
+    if tb is not None:
+        tb = lift(tb, b, ndim)
+        db = _moved_product(matmul(a, tb, **flags), f"{sa},{sb}->{sz}", (a, tb), 1)
     return da if db is None else db if da is None else da + db
 
 
@@ -271,17 +346,21 @@ def _einsum_grad(op, grad):
         for c in dict.fromkeys(sub):
             if c not in present:
                 terms.append((c, constant_like(np.ones(sizes[c], dtype))))
-        result, seen = "", set()
+        result, seen, eyes = "", set(), []
         for c in sub:
             if c in seen:
                 d = next(fresh)
+                eyes.append(len(terms))
                 terms.append((c + d, constant_like(np.eye(sizes[c], dtype=dtype))))
                 result += d
             else:
                 seen.add(c)
                 result += c
         equation = ",".join(s for s, _ in terms) + "->" + batch + result
-        grads.append(einsum(equation, *[t for _, t in terms]))
+        operands_ = [t for _, t in terms]
+        # a zero upstream gradient drops its products (see _moved_product)
+        grads.append(_moved_product(einsum(equation, *operands_), equation, operands_, 0,
+                                    structural=eyes))
     return grads
 
 
@@ -300,6 +379,7 @@ def _einsum_jvp(op, *tangents):
             continue
         subs = [batch + s if j == i else s for j, s in enumerate(ins)]
         xs = [t if j == i else x for j, x in enumerate(op.inputs)]
-        term = einsum(",".join(subs) + "->" + batch + out, *xs)
+        equation = ",".join(subs) + "->" + batch + out
+        term = _moved_product(einsum(equation, *xs), equation, xs, i)  # zero tangents drop
         total = term if total is None else total + term
     return total

@@ -15,7 +15,7 @@ import numpy as np
 from .. import arguments
 from ..registry import RegisterGradient, RegisterJVP, batch_ndim
 from .broadcasting import lift, reduce_sum, unbroadcast
-from .core import (attr_int, attr_number, emit, first_dtype, matrix_shape, replay,
+from .core import (attr_int, attr_number, emit, first_input_dtype, matrix_shape, replay,
                    tangent_batch, tensor_input)
 from .creation import zeros
 from .linalg import matmul
@@ -73,7 +73,7 @@ def _diag_part_shape(shapes, attrs, declared):
 
 
 replay("MatrixDiagPartV3", lambda xs, a, o: diag_part(xs[0], k=a["k"]),
-       attrs_of=lambda op: {"k": op.attrs["k"]}, shape=_diag_part_shape, dtype=first_dtype)
+       attrs_of=lambda op: {"k": op.attrs["k"]}, shape=_diag_part_shape, dtype=first_input_dtype)
 
 
 # --- diag: write a vector onto diagonal k of zeros ----------------------------------
@@ -135,7 +135,7 @@ def _diag_shape(shapes, attrs, declared):
 replay("MatrixDiagV3", lambda xs, a, o: diag(xs[0], k=a["k"], num_rows=o[0][-2],
                                               num_cols=o[0][-1], padding_value=a["padding"]),
        attrs_of=lambda op: {"k": op.attrs["k"], "padding": op.attrs["padding"]},
-       shape=_diag_shape, dtype=first_dtype)
+       shape=_diag_shape, dtype=first_input_dtype)
 
 
 # --- set_diag: replace diagonal k -----------------------------------------------------
@@ -325,4 +325,4 @@ def _cross_shape(shapes, attrs, declared):
 
 
 replay("Cross", lambda xs, a, o: _cross(xs[0], xs[1]), 2, shape=_cross_shape,
-       dtype=first_dtype)
+       dtype=first_input_dtype)

@@ -11,10 +11,11 @@ the JVP is the same formula as the gradient.
 import numpy as np
 
 from .. import arguments
+from ..context import state
 from ..registry import RegisterGradient, RegisterJVP
 from .control import stop_gradient
 from .core import emit, float_input
-from .elementwise import exp, greater, log, where
+from .elementwise import connected_zeros, exp, greater, log, where
 from .reductions import reduce_max, reduce_sum
 from .shapes import identity
 
@@ -44,7 +45,16 @@ def relu(features, name=None):
 
 @RegisterGradient("Relu", batch_safe=True)
 def _relu_grad(op, grad):
-    return where(greater(op.inputs[0], 0), grad, np.zeros((), grad.dtype))
+    """grad where x > 0, else 0. While a tape records (one that could take a
+    second derivative, not only a trace), the 0 comes from x
+    (`connected_zeros`), so relu's second derivative is zeros rather than
+    None, as in TensorFlow; otherwise it is a plain constant (and traced
+    programs stay short)."""
+    x = op.inputs[0]
+    zero = np.zeros((), grad.dtype)
+    if any(not getattr(r, "_keeps_masks", False) for r in state.tapes):
+        zero = connected_zeros(x)
+    return where(greater(x, 0), grad, zero)
 
 
 RegisterJVP("Relu", batch_safe=True)(_relu_grad)

@@ -20,7 +20,7 @@ import numpy as np
 from .. import arguments
 from ..registry import RegisterGradient, RegisterJVP, batch_ndim
 from .broadcasting import reduce_sum, reshape
-from .core import (attr_bool, constant_like, emit, first_dtype, one_axis, replay,
+from .core import (attr_bool, constant_like, emit, first_input_dtype, one_axis, replay,
                    tangent_batch, tensor_input, unchanged_shape)
 from .elementwise import where
 from .indexing import _scatter_nd, gather, same_shape_as_traced
@@ -200,4 +200,4 @@ def _segment_sum_replay(xs, a, o):
     return same_shape_as_traced("segment_sum", segment_sum(xs[0], xs[1]), o)
 
 
-replay("SegmentSum", _segment_sum_replay, 2, shape=_segment_sum_shape, dtype=first_dtype)
+replay("SegmentSum", _segment_sum_replay, 2, shape=_segment_sum_shape, dtype=first_input_dtype)

@@ -14,7 +14,8 @@ from .. import arguments
 from ..registry import RegisterGradient, RegisterJVP, batch_ndim
 from ..tensor import Tensor, convert_to_tensor
 from .broadcasting import broadcast_to, lift, reshape, unbroadcast  # noqa: F401 (re-exported)
-from .core import constant_like, emit, normalize_axes, tangent_batch, tensor_input
+from .core import (constant_like, emit, normalize_axes, tangent_batch, tensor_input,
+                   tensor_inputs)
 
 
 def transpose(a, perm=None, name=None):
@@ -156,7 +157,7 @@ def _tensor_list(op_name, values):
 
 
 def concat(values, axis, name=None):
-    xs = [tensor_input("concat", v) for v in _tensor_list("concat", values)]
+    xs = tensor_inputs("concat", _tensor_list("concat", values))
     if not xs:
         raise ValueError("concat: needs at least one tensor")
     if xs[0].ndim == 0:
@@ -202,7 +203,7 @@ def _concat_jvp(op, *tangents):
 
 
 def stack(values, axis=0, name=None):
-    xs = [tensor_input("stack", v) for v in _tensor_list("stack", values)]
+    xs = tensor_inputs("stack", _tensor_list("stack", values))
     if not xs:
         raise ValueError("stack: needs at least one tensor")
     if len({x.shape for x in xs}) > 1 or len({x.dtype for x in xs}) > 1:

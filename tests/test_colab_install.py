@@ -1,0 +1,172 @@
+"""The Colab cell, run for real: Colab simulated by a fake `google.colab`
+module, pip by a fresh virtual environment whose only index is a local folder
+(in place of PyPI) and whose "repository" is an HTTP server on 127.0.0.1
+serving the source archive of tag v<version> (in place of GitHub).
+
+Checked: with the package on the index, the cell installs it from there and
+nothing else; without it, from the archive of the tag (no git); with neither,
+it stops with the short message (what failed, what to try next) and installs
+nothing. Not checked here: PyPI and GitHub themselves, and Colab's own
+runtime (its IPython shows the exception's `_render_traceback_`).
+"""
+import http.server
+import json
+import os
+import subprocess
+import sys
+import tarfile
+import threading
+from pathlib import Path
+
+import pytest
+
+from tools import colab
+
+pytestmark = pytest.mark.slow
+
+ROOT = Path(__file__).resolve().parent.parent
+VERSION = colab.project()["version"]
+TAG_PATH = f"/a-teacher/course/archive/refs/tags/v{VERSION}.tar.gz"
+
+RUNNER = '''\
+import sys, types
+sys.modules["google.colab"] = types.ModuleType("google.colab")  # what the cell looks for
+source = open(sys.argv[1], encoding="utf-8").read()
+try:
+    exec(compile(source, "<colab cell>", "exec"), {})
+except Exception as error:
+    print("\\n".join(error._render_traceback_()))  # what IPython would show
+    sys.exit(3)
+'''
+
+
+def _source_archive(path):
+    """What GitHub serves for a tag: the tree under one top folder."""
+    with tarfile.open(path, "w:gz") as tar:
+        for name in ("pyproject.toml", "README.md", "minitape"):
+            tar.add(ROOT / name, arcname=f"minitape-{VERSION}/{name}",
+                    filter=lambda t: None if "__pycache__" in t.name else t)
+
+
+class _Server:
+    """Serves one folder on 127.0.0.1 and records the paths asked for."""
+
+    def __init__(self, folder):
+        requests = self.requests = []
+
+        class Handler(http.server.SimpleHTTPRequestHandler):
+            def __init__(self, *args, **kwargs):
+                super().__init__(*args, directory=str(folder), **kwargs)
+
+            def do_GET(self):
+                requests.append(self.path)
+                super().do_GET()
+
+            def log_message(self, *args):
+                pass
+
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("colab")
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("PIP_") and k != "PYTHONPATH"}
+    # The wheel, and setuptools for building the archive (pip's isolated build).
+    dist = tmp / "dist"
+    build = subprocess.run([sys.executable, "-m", "build", "--wheel", "--outdir", str(dist),
+                            str(ROOT)], capture_output=True, text=True)
+    assert build.returncode == 0, build.stderr[-3000:]
+    (wheel,) = dist.glob("minitape-*.whl")
+    setuptools = tmp / "setuptools"
+    got = subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps",
+                          "--only-binary=:all:", "setuptools>=77", "-d", str(setuptools)],
+                         capture_output=True, text=True)
+    assert got.returncode == 0, got.stderr[-3000:]
+    # Two indexes (PEP 503 folders): with and without minitape.
+    for name, packages in (("with", [wheel]), ("without", [])):
+        for pkg in [*setuptools.glob("*.whl"), *packages]:
+            page = tmp / name / pkg.name.split("-")[0].lower()
+            page.mkdir(parents=True)
+            (page / pkg.name).write_bytes(pkg.read_bytes())
+            (page / "index.html").write_text(f'<a href="{pkg.name}">{pkg.name}</a>\n')
+    site = tmp / "site"
+    (site / TAG_PATH.lstrip("/")).parent.mkdir(parents=True)
+    server = _Server(site)
+    venv = tmp / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    cell = tmp / "cell.py"
+    cell.write_text(colab.cell_source(repo=f"{server.url}/a-teacher/course"), encoding="utf-8")
+    runner = tmp / "runner.py"
+    runner.write_text(RUNNER, encoding="utf-8")
+    python = str(venv / "bin" / "python")
+    pip_env = {**env, "PIP_CONFIG_FILE": os.devnull, "PIP_CACHE_DIR": str(tmp / "cache"),
+               "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
+
+    def run(index):
+        """Run the cell on 'Colab' with PyPI replaced by the index `index`."""
+        run_env = {**pip_env, "PIP_INDEX_URL": (tmp / index).as_uri()}
+        return subprocess.run([python, str(runner), str(cell)], env=run_env,
+                              capture_output=True, text=True, timeout=300)
+
+    def installed():
+        listed = subprocess.run([python, "-m", "pip", "list", "--format=json"], env=pip_env,
+                                capture_output=True, text=True, check=True)
+        return {f"{p['name']}=={p['version']}" for p in json.loads(listed.stdout)}
+
+    def direct_url():
+        """The URL pip installed minitape from, or None for an index."""
+        found = list((venv / "lib").glob("python*/site-packages/minitape-*.dist-info"))
+        assert len(found) == 1, found
+        path = found[0] / "direct_url.json"
+        return json.loads(path.read_text())["url"] if path.exists() else None
+
+    def uninstall():
+        subprocess.run([python, "-m", "pip", "uninstall", "-y", "-q", "minitape"],
+                       env=pip_env, check=True)
+
+    yield dict(run=run, installed=installed, direct_url=direct_url, uninstall=uninstall,
+               server=server, site=site, url=server.url)
+    server.close()
+
+
+def test_the_cell_installs_from_the_index_then_the_archive_else_says_what_to_do(world):
+    before = world["installed"]()
+    assert not any(line.startswith("minitape") for line in before)
+
+    # Neither: no release on the index, no tag in the repository.
+    result = world["run"]("without")
+    assert result.returncode == 3, result.stdout + result.stderr
+    lines = result.stdout.splitlines()
+    archive = f"{world['url']}{TAG_PATH}"
+    assert lines[0] == f"minitape {VERSION} is not installed."
+    assert lines[1] == f"From PyPI: ERROR: No matching distribution found for minitape=={VERSION}"
+    assert lines[2].startswith(f"From {world['url']}/a-teacher/course (tag v{VERSION}): ERROR:")
+    assert "404" in lines[2] and archive in lines[2]
+    assert lines[3].startswith("Next: ") and "mybinder.org" in lines[3]
+    assert len(lines) == 4 and result.stderr == ""  # one short message, no pip log
+    assert world["installed"]() == before
+
+    # The release is not on the index: the archive of the tag.
+    _source_archive(world["site"] / TAG_PATH.lstrip("/"))
+    result = world["run"]("without")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout == ""  # quiet when it works
+    assert world["installed"]() == before | {f"minitape=={VERSION}"}  # and nothing else
+    assert world["direct_url"]() == archive
+
+    # The release is on the index: it comes from there; the archive is not asked for.
+    world["uninstall"]()
+    asked = len(world["server"].requests)
+    result = world["run"]("with")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert world["installed"]() == before | {f"minitape=={VERSION}"}
+    assert world["direct_url"]() is None  # from the index, not a URL
+    assert len(world["server"].requests) == asked
