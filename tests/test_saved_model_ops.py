@@ -117,6 +117,15 @@ def test_every_family_row_saves_loads_and_agrees_with_eager(fn, args, check_kwar
     assert_same(outer_gradient(loaded, xs), outer_gradient(run, xs), rtol=1e-8)
 
 
+@pytest.mark.parametrize("fn, args, check_kwargs", ROWS[::4])
+def test_a_loaded_function_compiles_and_agrees_with_eager(fn, args, check_kwargs, tmp_path):
+    run = with_gradient(fn, len(args))
+    loaded = saved_and_loaded(run, args, tmp_path / "m")
+    xs = [mt.constant(a) for a in args]
+    compiled = mt.function(lambda *a: loaded(*a), jit_compile=True)
+    assert_same(compiled(*xs), run(*xs), rtol=1e-8)
+
+
 def graph_op_types(fn, args):
     f = mt.function(with_gradient(fn, len(args)))
     try:
