@@ -20,7 +20,7 @@ import numpy as np
 
 from ..context import state
 from ..registry import RegisterGradient, RegisterJVP
-from .core import emit, float_input, number, replay, tensor_input
+from .core import elementwise_shape, emit, float_input, number, replay, tensor_input, with_numbers
 from .elementwise import (abs, cast, equal, exp, greater, less, multiply, sign, square,
                           tanh, where)
 from .nn import sigmoid
@@ -57,7 +57,7 @@ def _relu6_grad(op, grad):
 
 
 RegisterJVP("Relu6", batch_safe=True)(_relu6_grad)
-replay("Relu6", lambda xs, attrs, out_shapes: relu6(xs[0]))
+replay("Relu6", lambda xs, attrs, out_shapes: relu6(xs[0]), shape=elementwise_shape)
 
 
 # --- leaky_relu -----------------------------------------------------------------
@@ -91,7 +91,8 @@ def _leaky_relu_grad(op, grad):
 
 RegisterJVP("LeakyRelu", batch_safe=True)(_leaky_relu_grad)
 replay("LeakyRelu", lambda xs, attrs, out_shapes: leaky_relu(xs[0], attrs["alpha"]),
-       attrs_of=lambda op: {"alpha": op.attrs["alpha"]})
+       attrs_of=lambda op: {"alpha": op.attrs["alpha"]},
+       shape=with_numbers(elementwise_shape, "alpha"))
 
 
 # --- selu -------------------------------------------------------------------------
@@ -122,7 +123,7 @@ def _selu_grad(op, grad):
 
 
 RegisterJVP("Selu", batch_safe=True)(_selu_grad)
-replay("Selu", lambda xs, attrs, out_shapes: selu(xs[0]))
+replay("Selu", lambda xs, attrs, out_shapes: selu(xs[0]), shape=elementwise_shape)
 
 
 # --- gelu -------------------------------------------------------------------------
@@ -156,7 +157,8 @@ def _half_erfc_grad(op, grad):
 RegisterJVP("Ndtr", batch_safe=True)(_half_erfc_grad)
 replay("Ndtr", lambda xs, attrs, out_shapes: _half_erfc(float_input("gelu", xs[0]),
                                                         attrs["scale"]),
-       attrs_of=lambda op: {"scale": float(op.attrs["scale"])})
+       attrs_of=lambda op: {"scale": float(op.attrs["scale"])},
+       shape=with_numbers(elementwise_shape, "scale"))
 
 
 def gelu(features, approximate=False, name=None):

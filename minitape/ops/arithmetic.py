@@ -17,7 +17,7 @@ from ..registry import NotDifferentiable, RegisterGradient, RegisterJVP
 from ..tensor import Tensor, convert_to_tensor
 from .binary import binary, check_kind, input_gradients, lifted, tangent_sum
 from .complex import conj
-from .core import broadcast_error, emit, float_input, operands, replay
+from .core import broadcast_error, elementwise_shape, emit, float_input, operands, replay
 from .elementwise import cast, divide
 
 # The float dtype TensorFlow's truediv divides integers of each size in.
@@ -73,7 +73,8 @@ floormod = _integer_division(
     "The remainder of floordiv, with the sign of y: x - floor(x / y) * y.")
 mod = floormod
 NotDifferentiable("FloorDiv")  # TensorFlow's gradient is (None, None): a staircase
-replay("FloorDiv", lambda xs, attrs, out_shapes: floordiv(xs[0], xs[1]), arity=2)
+replay("FloorDiv", lambda xs, attrs, out_shapes: floordiv(xs[0], xs[1]), arity=2,
+       shape=elementwise_shape)
 
 
 @RegisterGradient("FloorMod", batch_safe=True)
@@ -91,7 +92,8 @@ def _floormod_jvp(op, tx, ty):
     return tangent_sum(op, tangents, tx, None if ty is None else -ty * floordiv(x, y))
 
 
-replay("FloorMod", lambda xs, attrs, out_shapes: floormod(xs[0], xs[1]), arity=2)
+replay("FloorMod", lambda xs, attrs, out_shapes: floormod(xs[0], xs[1]), arity=2,
+       shape=elementwise_shape)
 
 
 def divide_no_nan(x, y, name=None):
@@ -124,7 +126,8 @@ def _divide_no_nan_jvp(op, tx, ty):
                        None if ty is None else ty * divide_no_nan(divide_no_nan(-x, y), y))
 
 
-replay("DivNoNan", lambda xs, attrs, out_shapes: divide_no_nan(xs[0], xs[1]), arity=2)
+replay("DivNoNan", lambda xs, attrs, out_shapes: divide_no_nan(xs[0], xs[1]), arity=2,
+       shape=elementwise_shape)
 
 
 multiply_no_nan = binary(
@@ -151,7 +154,8 @@ def _multiply_no_nan_jvp(op, tx, ty):
                        None if ty is None else multiply_no_nan(x, ty))
 
 
-replay("MulNoNan", lambda xs, attrs, out_shapes: multiply_no_nan(xs[0], xs[1]), arity=2)
+replay("MulNoNan", lambda xs, attrs, out_shapes: multiply_no_nan(xs[0], xs[1]), arity=2,
+       shape=elementwise_shape)
 
 
 def _squared_difference(x, y):
@@ -183,7 +187,8 @@ def _squared_difference_jvp(op, tx, ty):
 
 
 replay("SquaredDifference",
-       lambda xs, attrs, out_shapes: squared_difference(xs[0], xs[1]), arity=2)
+       lambda xs, attrs, out_shapes: squared_difference(xs[0], xs[1]), arity=2,
+       shape=elementwise_shape)
 
 
 def add_n(inputs, name=None):
@@ -219,7 +224,13 @@ def _add_n_jvp(op, *tangents):
     return terms[0] if len(terms) == 1 else add_n(terms)
 
 
-replay("AddN", lambda xs, attrs, out_shapes: add_n(list(xs)), arity=None)
+def _add_n_shape(shapes, attrs, declared):
+    if any(s != shapes[0] for s in shapes):
+        raise ValueError(f"add_n adds tensors of one shape, got {shapes}")
+    return (shapes[0],), 0
+
+
+replay("AddN", lambda xs, attrs, out_shapes: add_n(list(xs)), arity=None, shape=_add_n_shape)
 
 
 def ceil(x, name=None):
@@ -230,4 +241,4 @@ def ceil(x, name=None):
 
 
 NotDifferentiable("Ceil")
-replay("Ceil", lambda xs, attrs, out_shapes: ceil(xs[0]))
+replay("Ceil", lambda xs, attrs, out_shapes: ceil(xs[0]), shape=elementwise_shape)

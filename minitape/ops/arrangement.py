@@ -14,7 +14,8 @@ import numpy as np
 from .. import arguments
 from ..registry import RegisterGradient, RegisterJVP, batch_ndim
 from .broadcasting import broadcast_to, reduce_sum, reshape
-from .core import constant_like, emit, replay, tangent_batch, tensor_input
+from .core import (attr_ints, constant_like, emit, first_input_dtype, replay, tangent_batch,
+                   tensor_input)
 from .shapes import getitem
 
 
@@ -84,8 +85,14 @@ def _tile_jvp(op, t):
     return tile(t, (1,) * len(tangent_batch(op, (t,))) + op.attrs["multiples"])
 
 
+def _tile_shape(shapes, attrs, declared):
+    multiples = attr_ints(attrs, "multiples", 0, 1 << 40, len(shapes[0]))
+    return (tuple(n * m for n, m in zip(shapes[0], multiples)),), 0
+
+
 replay("Tile", lambda xs, a, o: tile(xs[0], a["multiples"]), 1,
-       lambda op: {"multiples": tuple(int(m) for m in op.attrs["multiples"])})
+       lambda op: {"multiples": tuple(int(m) for m in op.attrs["multiples"])},
+       shape=_tile_shape, dtype=first_input_dtype)
 
 
 def repeat(input, repeats, axis=None, name=None):

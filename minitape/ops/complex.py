@@ -19,7 +19,8 @@ import numpy as np
 from ..registry import NotDifferentiable, RegisterGradient, RegisterJVP, batch_ndim
 from .broadcasting import full_tangent, lift, unbroadcast
 from ..tensor import Tensor
-from .core import broadcast_error, emit, operands, replay, tangent_batch, tensor_input
+from .core import (broadcast_error, elementwise_shape, emit, operands, replay, tangent_batch,
+                   tensor_input)
 
 _COMPLEX_OF = {np.dtype(np.float32): np.dtype(np.complex64),
                np.dtype(np.float64): np.dtype(np.complex128)}
@@ -60,7 +61,8 @@ def _complex_jvp(op, tx, ty):
     return full_tangent(t, batch + op.outputs[0].shape)
 
 
-replay("Complex", lambda xs, attrs, out_shapes: complex(xs[0], xs[1]), arity=2)
+replay("Complex", lambda xs, attrs, out_shapes: complex(xs[0], xs[1]), arity=2,
+       shape=elementwise_shape)
 
 
 def _complex_part(op_type, op_name, numpy_fn, of_real, doc):
@@ -83,7 +85,7 @@ def _zeros_like(x):
 
 
 NotDifferentiable("ZerosLike")
-replay("ZerosLike", lambda xs, attrs, out_shapes: _zeros_like(xs[0]))
+replay("ZerosLike", lambda xs, attrs, out_shapes: _zeros_like(xs[0]), shape=elementwise_shape)
 
 real = _complex_part("Real", "real", np.real, lambda x: x,
                      "The real part (a float tensor); a real input is returned as it is.")
@@ -101,7 +103,7 @@ def _real_jvp(op, t):
     return real(t)
 
 
-replay("Real", lambda xs, attrs, out_shapes: real(xs[0]))
+replay("Real", lambda xs, attrs, out_shapes: real(xs[0]), shape=elementwise_shape)
 
 
 @RegisterGradient("Imag", batch_safe=True)
@@ -114,7 +116,7 @@ def _imag_jvp(op, t):
     return imag(t)
 
 
-replay("Imag", lambda xs, attrs, out_shapes: imag(xs[0]))
+replay("Imag", lambda xs, attrs, out_shapes: imag(xs[0]), shape=elementwise_shape)
 
 
 def conj(x, name=None):
@@ -133,7 +135,7 @@ def _conj_grad(op, grad):
 
 
 RegisterJVP("Conj", batch_safe=True)(_conj_grad)  # linear: the tangent is conjugated too
-replay("Conj", lambda xs, attrs, out_shapes: conj(xs[0]))
+replay("Conj", lambda xs, attrs, out_shapes: conj(xs[0]), shape=elementwise_shape)
 
 
 def angle(input, name=None):
@@ -166,4 +168,4 @@ def _angle_jvp(op, t):
     return imag(t / op.inputs[0]) if op.inputs[0].dtype.kind == "c" else None
 
 
-replay("Angle", lambda xs, attrs, out_shapes: angle(xs[0]))
+replay("Angle", lambda xs, attrs, out_shapes: angle(xs[0]), shape=elementwise_shape)

@@ -1,6 +1,8 @@
 """What every op shares: checking inputs, emitting results, Python numbers as
 constants, and the batch shape of forward-mode tangents. It imports no op, so
 every op module can import it (`broadcasting.py` holds the helpers that need ops)."""
+import math
+
 import numpy as np
 
 from .. import arguments, nest
@@ -196,13 +198,122 @@ def tangent_batch(op, tangents):
 # How a traced graph replays each op type (`graph.py` builds its table from
 # this, and the compiler calls the op through it where it has no NumPy line of
 # its own). An op family declares its op types next to their rules:
-#     replay("Tan", lambda xs, attrs, out_shapes: tan(xs[0]))
+#     replay("Tan", lambda xs, attrs, out_shapes: tan(xs[0]), shape=elementwise_shape)
 # `arity` is the number of inputs (None: any), and `attrs_of(op)` takes from a
 # recorded Operation the attributes `run` needs (the attrs must be plain data:
-# numbers, strings, tuples).
+# None, bools, numbers, strings, NumPy dtypes, and tuples or lists of them).
+#
+# A saved model (minitape/saved_model/) holds an op type only if its family also
+# says, without running anything, what the op gives and costs:
+# `shape(in_shapes, attrs, declared)` returns (output shapes, work): one shape
+# tuple per output, worked out from the inputs' shapes and the attributes, and
+# the element operations beyond reading the inputs and writing the outputs
+# (n^3 for a factorisation of an n x n matrix); `declared` holds the output
+# shapes the graph declares (None: any shape), for the few ops whose output
+# shape is an attribute of the trace or depends on values (the loader trusts
+# it, bounded, and the replay checks it at each call). It raises ValueError
+# for shapes or attributes the op refuses. `dtype(in_dtypes, attrs)` gives the
+# output dtypes; without it the loader runs the op once on one-element inputs
+# to find them (so give it where such inputs would not do: indices, sizes
+# taken from attributes).
 REPLAYS = {}
+SHAPES = {}  # op type -> (shape rule, dtype rule or None): what saved models check
 
 
-def replay(op_type, run, arity=1, attrs_of=None):
-    """Declare how a traced graph runs `op_type` again on new inputs."""
+def replay(op_type, run, arity=1, attrs_of=None, shape=None, dtype=None):
+    """Declare how a traced graph runs `op_type` again on new inputs (and,
+    with `shape`, how a saved model checks it without running it)."""
     REPLAYS[op_type] = (run, arity, attrs_of)
+    if shape is not None:
+        SHAPES[op_type] = (shape, dtype)
+
+
+# --- shape rules the families share (see `replay`) ---------------------------------
+
+def elementwise_shape(shapes, attrs, declared):
+    """Inputs broadcast together (the loader counts reading and writing them)."""
+    return (np.broadcast_shapes(*shapes),), 0
+
+
+def unchanged_shape(shapes, attrs, declared):
+    """The first input's shape (a scan, an activation along an axis)."""
+    return (tuple(shapes[0]),), math.prod(shapes[0])
+
+
+def first_input_dtype(dtypes, attrs):
+    return (dtypes[0],)
+
+
+def matrix_shape(shape, square=False):
+    """(batch shape, rows, cols) of a stack of matrices, or ValueError."""
+    if len(shape) < 2:
+        raise ValueError(f"needs matrices (rank >= 2), got shape {tuple(shape)}")
+    if square and shape[-1] != shape[-2]:
+        raise ValueError(f"needs square matrices, got shape {tuple(shape)}")
+    return tuple(shape[:-2]), shape[-2], shape[-1]
+
+
+def attr_int(attrs, name, lo, hi):
+    """attrs[name] as an int in [lo, hi], or ValueError naming the attribute."""
+    value = attrs[name]
+    if type(value) is not int or not lo <= value <= hi:
+        raise ValueError(f"attribute {name} = {value!r:.60} is not an integer in "
+                         f"[{lo}, {hi}]")
+    return value
+
+
+def attr_bool(attrs, name):
+    if type(attrs[name]) is not bool:
+        raise ValueError(f"attribute {name} = {attrs[name]!r:.60} is not a boolean")
+    return attrs[name]
+
+
+def attr_number(attrs, name):
+    if type(attrs[name]) not in (bool, int, float, complex):
+        raise ValueError(f"attribute {name} = {attrs[name]!r:.60} is not a number")
+    return attrs[name]
+
+
+def attr_ints(attrs, name, lo, hi, length=None):
+    """attrs[name] as a tuple of ints in [lo, hi] (of `length`, if given)."""
+    value = attrs[name]
+    if type(value) not in (tuple, list) or (length is not None and len(value) != length) \
+            or any(type(v) is not int or not lo <= v <= hi for v in value):
+        count = "" if length is None else f"{length} "
+        raise ValueError(f"attribute {name} = {value!r:.60} is not a list of {count}integers "
+                         f"in [{lo}, {hi}]")
+    return tuple(value)
+
+
+def with_numbers(rule, *names):
+    """`rule`, once each attribute in `names` is checked to be a number."""
+    def checked(shapes, attrs, declared):
+        for name in names:
+            attr_number(attrs, name)
+        return rule(shapes, attrs, declared)
+    return checked
+
+
+def reduction_shape(shapes, attrs, declared):
+    """A reduction over attrs["axis"] (a tuple of axes) with attrs["keepdims"]."""
+    shape = shapes[0]
+    rank = max(len(shape), 1)  # a scalar takes axis 0 (or -1)
+    axes = {a % rank for a in attr_ints(attrs, "axis", -rank, rank - 1)}
+    keep = attr_bool(attrs, "keepdims")
+    return (tuple(1 if k in axes else n for k, n in enumerate(shape)
+                  if keep or k not in axes),), 0
+
+
+def one_axis(attrs, shape, name="axis"):
+    """attrs[name], an axis of `shape` in [0, rank)."""
+    return attr_int(attrs, name, 0, len(shape) - 1)
+
+
+def index_dtypes(*positions):
+    """A dtype rule: the inputs at `positions` are indices (integers); the
+    output has the dtype of the first other input."""
+    def rule(dtypes, attrs):
+        if any(dtypes[i].kind not in "iu" for i in positions):
+            raise ValueError(f"indices must be integers, got {[str(d) for d in dtypes]}")
+        return ([d for i, d in enumerate(dtypes) if i not in positions][0],)
+    return rule

@@ -9,7 +9,7 @@ from .. import arguments
 from ..registry import RegisterGradient, RegisterJVP
 from ..tensor import Tensor, TensorLike, convert_to_tensor, float32, int32
 from .broadcasting import reduce_sum, reshape
-from .core import constant_like, emit, replay
+from .core import attr_int, constant_like, emit, first_input_dtype, replay
 
 
 def zeros(shape, dtype=float32, name=None):
@@ -117,8 +117,16 @@ def _linspace_jvp(op, t_start, t_stop):
     return terms[0] if len(terms) == 1 else terms[0] + terms[1]
 
 
+def _linspace_shape(shapes, attrs, declared):
+    num = attr_int(attrs, "num", 0, 1 << 40)
+    if shapes[0] or shapes[1]:
+        raise ValueError(f"start and stop must be scalars, got shapes {shapes}")
+    return ((num,),), 0
+
+
 replay("LinSpace", lambda xs, attrs, out_shapes: linspace(xs[0], xs[1], attrs["num"]),
-       arity=2, attrs_of=lambda op: {"num": op.attrs["num"]})
+       arity=2, attrs_of=lambda op: {"num": op.attrs["num"]}, shape=_linspace_shape,
+       dtype=first_input_dtype)
 
 
 def range(start, limit=None, delta=1, dtype=None, name="range"):

@@ -27,18 +27,19 @@ of Q, V, U (minitape takes NumPy's LAPACK answer, as TensorFlow takes its
 own), so tests compare functions of them that do not depend on the signs.
 """
 import collections
+import math
 
 import numpy as np
 
 from ..registry import RegisterGradient, RegisterJVP
 from .broadcasting import reduce_sum
 from .reductions import reduce_max
-from .core import constant_like, emit, float_input, replay
+from .core import attr_bool, constant_like, emit, float_input, matrix_shape, replay
 from .elementwise import cast, equal, greater, not_equal, where
 from .linalg import matmul, solve
 from .matrices import band_part, diag, diag_part, set_diag
 from .shapes import concat, expand_dims, matrix_transpose
-from .solvers import check_square, emit_outputs, real_matrix, triangular_solve
+from .solvers import check_square, cubic, emit_outputs, real_matrix, triangular_solve
 
 _T = matrix_transpose
 
@@ -155,7 +156,8 @@ def _cholesky_jvp(op, t):
     return matmul(lo, _phi(x))
 
 
-replay("Cholesky", lambda xs, a, o: cholesky(xs[0]))
+replay("Cholesky", lambda xs, a, o: cholesky(xs[0]),
+       shape=lambda shapes, a, declared: ((shapes[0],), cubic(shapes, a, declared)[2]))
 
 
 # --- QR ----------------------------------------------------------------------------------
@@ -239,8 +241,16 @@ def _qr_jvp(op, t):
     return dq, concat([du, dv], axis=-1)
 
 
+def _qr_shape(shapes, attrs, declared):
+    """Q (m, m or k) and R (m or k, n), k = min(m, n): about m n k operations."""
+    batch, m, n = matrix_shape(shapes[0])
+    k = min(m, n)
+    cols = m if attr_bool(attrs, "full_matrices") else k
+    return (batch + (m, cols), batch + (cols, n)), math.prod(batch) * m * n * max(k, 1)
+
+
 replay("Qr", lambda xs, a, o: qr(xs[0], a["full_matrices"]),
-       attrs_of=lambda op: {"full_matrices": op.attrs["full_matrices"]})
+       attrs_of=lambda op: {"full_matrices": op.attrs["full_matrices"]}, shape=_qr_shape)
 
 
 # --- eigh and eigvalsh --------------------------------------------------------------
@@ -303,8 +313,16 @@ def _values_jvp(p, ties):
     return _nan_where(d, greater(split, 0.0))
 
 
+def _eig_shape(shapes, attrs, declared):
+    """Eigenvalues (..., n), and eigenvectors (..., n, n) with compute_v:
+    about 10 n^3 operations (Hessenberg or tridiagonal form, then QR sweeps)."""
+    batch, n, work = cubic(shapes, attrs, declared)
+    values = batch + (n,)
+    return ((values, shapes[0]) if attr_bool(attrs, "compute_v") else (values,)), 10 * work
+
+
 replay("SelfAdjointEigV2", lambda xs, a, o: eigh(xs[0]) if a["compute_v"] else eigvalsh(xs[0]),
-       attrs_of=lambda op: {"compute_v": op.attrs["compute_v"]})
+       attrs_of=lambda op: {"compute_v": op.attrs["compute_v"]}, shape=_eig_shape)
 
 
 # --- SVD ----------------------------------------------------------------------------------
@@ -418,9 +436,21 @@ def _svd_jvp(op, t):
     return (ds, dv, du) if wide else (ds, du, dv)
 
 
+def _svd_shape(shapes, attrs, declared):
+    """s (..., k), and U (..., m, m or k), V (..., n, n or k) with compute_uv,
+    k = min(m, n): about 10 m n max(m, n) operations."""
+    batch, m, n = matrix_shape(shapes[0])
+    k = min(m, n)
+    full, uv = attr_bool(attrs, "full_matrices"), attr_bool(attrs, "compute_uv")
+    work = 10 * math.prod(batch) * m * n * max(m, n, 1)
+    if not uv:
+        return (batch + (k,),), work
+    return (batch + (k,), batch + (m, m if full else k), batch + (n, n if full else k)), work
+
+
 replay("Svd", lambda xs, a, o: svd(xs[0], a["full_matrices"], a["compute_uv"]),
        attrs_of=lambda op: {"full_matrices": op.attrs["full_matrices"],
-                            "compute_uv": op.attrs["compute_uv"]})
+                            "compute_uv": op.attrs["compute_uv"]}, shape=_svd_shape)
 
 
 # --- eig (general square matrices; complex results) ------------------------------------
@@ -522,4 +552,4 @@ def _eig_jvp(op, t):
 
 
 replay("Eig", lambda xs, a, o: eig(xs[0]) if a["compute_v"] else eigvals(xs[0]),
-       attrs_of=lambda op: {"compute_v": op.attrs["compute_v"]})
+       attrs_of=lambda op: {"compute_v": op.attrs["compute_v"]}, shape=_eig_shape)

@@ -11,7 +11,7 @@ import numpy as np
 
 from ..registry import RegisterGradient, RegisterJVP
 from .binary import binary, input_gradients, lifted, tangent_sum
-from .core import float_input, replay
+from .core import elementwise_shape, float_input, replay
 from .elementwise import abs, cast, exp, negative, not_equal, square
 from .nn import softplus
 from .unary import unary
@@ -108,5 +108,7 @@ def _xdivy_jvp(op, tx, ty):
                        None if ty is None else ty * xdivy(-x, square(y)))
 
 
-replay("Xlogy", lambda xs, attrs, out_shapes: xlogy(xs[0], xs[1]), arity=2)
-replay("Xdivy", lambda xs, attrs, out_shapes: xdivy(xs[0], xs[1]), arity=2)
+replay("Xlogy", lambda xs, attrs, out_shapes: xlogy(xs[0], xs[1]), arity=2,
+       shape=elementwise_shape)
+replay("Xdivy", lambda xs, attrs, out_shapes: xdivy(xs[0], xs[1]), arity=2,
+       shape=elementwise_shape)

@@ -14,12 +14,15 @@ where(condition) compute them). They have no gradient, as in TensorFlow.
 Out-of-range indices are an error naming the op and the index (TensorFlow on a
 CPU does the same; NumPy would quietly wrap a negative one).
 """
+import math
+
 import numpy as np
 
 from .. import arguments
 from ..registry import NotDifferentiable, RegisterGradient, RegisterJVP, batch_ndim
 from .broadcasting import reshape
-from .core import constant_like, emit, replay, tangent_batch, tensor_input
+from .core import (attr_int, attr_ints, constant_like, emit, index_dtypes, replay,
+                   tangent_batch, tensor_input)
 from .elementwise import where as _select
 from .shapes import concat, transpose
 
@@ -81,8 +84,18 @@ def _gather_nd_jvp(op, t, t_indices):
     return _gather_nd(t, op.inputs[1], nb)
 
 
+def _gather_nd_shape(shapes, attrs, declared):
+    params, indices = shapes
+    nb = attr_int(attrs, "batch_ndim", 0, len(params))
+    if not indices or indices[-1] > len(params) - nb:
+        raise ValueError(f"indices of shape {indices} need a last axis of length <= "
+                         f"{len(params) - nb}")
+    return (params[:nb] + indices[:-1] + params[nb + indices[-1]:],), 0
+
+
 replay("GatherNd", lambda xs, a, o: _gather_nd(xs[0], xs[1], a["batch_ndim"]), 2,
-       lambda op: {"batch_ndim": int(op.attrs["batch_ndim"])})
+       lambda op: {"batch_ndim": int(op.attrs["batch_ndim"])},
+       shape=_gather_nd_shape, dtype=index_dtypes(1))
 
 
 def _scatter_nd(indices, updates, shape, nb, name=None, op_name="scatter_nd"):
@@ -124,9 +137,21 @@ def _scatter_nd_jvp(op, t_indices, t):
     return _scatter_nd(op.inputs[0], t, op.attrs["shape"], nb)
 
 
+def _scatter_nd_shape(shapes, attrs, declared):
+    indices, updates = shapes
+    shape = attr_ints(attrs, "shape", 0, 1 << 40)
+    nb = attr_int(attrs, "batch_ndim", 0, len(updates))
+    if len(shape) > 32 or not indices or indices[-1] > len(shape) \
+            or updates[nb:] != indices[:-1] + shape[indices[-1]:]:
+        raise ValueError(f"indices {indices} and updates {updates} do not fit shape "
+                         f"{list(shape)}")
+    return (updates[:nb] + shape,), 0
+
+
 replay("ScatterNd", lambda xs, a, o: _scatter_nd(xs[0], xs[1], a["shape"], a["batch_ndim"]),
        2, lambda op: {"shape": tuple(int(n) for n in op.attrs["shape"]),
-                      "batch_ndim": int(op.attrs["batch_ndim"])})
+                      "batch_ndim": int(op.attrs["batch_ndim"])},
+       shape=_scatter_nd_shape, dtype=index_dtypes(0))
 
 
 def gather_nd(params, indices, batch_dims=0, name=None):
@@ -256,8 +281,26 @@ def _one_hot_value(idx, depth, on, off, axis):
 
 
 NotDifferentiable("OneHot")
+def _one_hot_shape(shapes, attrs, declared):
+    indices = shapes[0]
+    depth = attr_int(attrs, "depth", 0, 1 << 40)
+    axis = attr_int(attrs, "axis", -1, len(indices))
+    if shapes[1] or shapes[2]:
+        raise ValueError("on_value and off_value must be scalars")
+    axis = len(indices) if axis == -1 else axis
+    return (indices[:axis] + (depth,) + indices[axis:],), 0
+
+
+def _one_hot_dtype(dtypes, attrs):
+    if dtypes[0].kind not in "iu" or dtypes[1] != dtypes[2]:
+        raise ValueError(f"needs integer indices and on/off values of one dtype, got "
+                         f"{[str(d) for d in dtypes]}")
+    return (dtypes[1],)
+
+
 replay("OneHot", lambda xs, a, o: one_hot(xs[0], a["depth"], xs[1], xs[2], a["axis"]), 3,
-       lambda op: {"depth": int(op.attrs["depth"]), "axis": int(op.attrs["axis"])})
+       lambda op: {"depth": int(op.attrs["depth"]), "axis": int(op.attrs["axis"])},
+       shape=_one_hot_shape, dtype=_one_hot_dtype)
 
 
 def where(condition, x=None, y=None, name=None):
@@ -291,4 +334,17 @@ def same_shape_as_traced(op_name, out, output_shapes):
 
 
 NotDifferentiable("Where")
-replay("Where", lambda xs, a, o: same_shape_as_traced("where", where(xs[0]), o), 1)
+def _where_shape(shapes, attrs, declared):
+    # (count, rank): the count of true entries is a value, so a saved graph
+    # keeps the traced one (at most the condition's size), and the replay
+    # refuses a condition with another count (same_shape_as_traced)
+    condition, out = shapes[0], declared[0] if declared else None
+    if not condition or out is None or len(out) != 2 or out[1] != len(condition) \
+            or out[0] > math.prod(condition):
+        raise ValueError(f"needs a declared output shape (count <= size, rank "
+                         f"{len(condition)}) for a condition of shape {condition}, got {out}")
+    return (tuple(out),), 0
+
+
+replay("Where", lambda xs, a, o: same_shape_as_traced("where", where(xs[0]), o), 1,
+       shape=_where_shape, dtype=lambda dtypes, attrs: (np.dtype(np.int64),))

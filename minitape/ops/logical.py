@@ -9,7 +9,7 @@ import numpy as np
 
 from ..registry import NotDifferentiable
 from .binary import binary, check_kind
-from .core import emit, replay, tensor_input
+from .core import elementwise_shape, emit, replay, tensor_input
 from ..tensor import Tensor, Variable
 
 
@@ -17,7 +17,8 @@ def _logical(name, op_type, forward, kinds="b"):
     op = binary(name, op_type, forward, f"Elementwise {name.split('_')[1].upper()} of two "
                 "bool tensors, with broadcasting.", kinds=kinds)
     NotDifferentiable(op_type)
-    replay(op_type, lambda xs, attrs, out_shapes: op(xs[0], xs[1]), arity=2)
+    replay(op_type, lambda xs, attrs, out_shapes: op(xs[0], xs[1]), arity=2,
+           shape=elementwise_shape)
     return op
 
 
@@ -39,7 +40,7 @@ def _test(name, op_type, forward, doc, kinds="f"):
     op.__name__ = op.__qualname__ = name
     op.__doc__ = doc
     NotDifferentiable(op_type)
-    replay(op_type, lambda xs, attrs, out_shapes: op(xs[0]))
+    replay(op_type, lambda xs, attrs, out_shapes: op(xs[0]), shape=elementwise_shape)
     return op
 
 

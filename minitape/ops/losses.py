@@ -10,6 +10,8 @@ sigmoid and weighted cross-entropies are Python compositions in TensorFlow, and
 here, in TensorFlow's numerically stable forms (no exp of a large positive
 number is ever taken, so logits of +-1000 give finite losses and gradients).
 """
+import math
+
 import numpy as np
 
 from ..registry import RegisterGradient, RegisterJVP, batch_ndim
@@ -17,7 +19,8 @@ from ..tensor import operand
 from .activations import flat_zero
 from .broadcasting import lift, reduce_sum, reshape, unbroadcast
 from .control import stop_gradient
-from .core import constant_like, emit, float_input, replay, tensor_input
+from .core import (attr_int, constant_like, emit, float_input, index_dtypes, replay,
+                   tensor_input)
 from .elementwise import abs, add, cast, equal, greater_equal, where
 from .nn import log_softmax, relu, softmax, softplus
 
@@ -60,7 +63,8 @@ def _l2_loss_jvp(op, t):
     return reduce_sum(t * x, list(range(nb, t.ndim)))
 
 
-replay("L2Loss", lambda xs, attrs, out_shapes: l2_loss(xs[0]))
+replay("L2Loss", lambda xs, attrs, out_shapes: l2_loss(xs[0]),
+       shape=lambda shapes, attrs, declared: (((),), 0))
 
 
 # --- sigmoid and weighted cross-entropy (compositions, as in TensorFlow) ------------
@@ -171,9 +175,18 @@ def _softmax_xent_jvp(op, tz, tl):
     return reduce_sum(terms[0] if len(terms) == 1 else terms[0] + terms[1], axis)
 
 
+def _softmax_xent_shape(shapes, attrs, declared):
+    logits, labels = shapes
+    axis = attr_int(attrs, "axis", -len(logits), -1) + len(logits)
+    if np.broadcast_shapes(labels, logits) != logits:
+        raise ValueError(f"labels of shape {labels} do not broadcast to logits {logits}")
+    return (logits[:axis] + logits[axis + 1:],), 4 * math.prod(logits)
+
+
 replay("SoftmaxCrossEntropyWithLogits", lambda xs, attrs, out_shapes:
        softmax_cross_entropy_with_logits(xs[1], xs[0], attrs["axis"]), arity=2,
-       attrs_of=lambda op: {"axis": int(op.attrs["axis"])})
+       attrs_of=lambda op: {"axis": int(op.attrs["axis"])}, shape=_softmax_xent_shape)
+
 
 
 # --- sparse softmax cross-entropy ------------------------------------------------------
@@ -230,4 +243,13 @@ def _sparse_softmax_xent_jvp(op, tz, tl):
 
 
 replay("SparseSoftmaxCrossEntropyWithLogits", lambda xs, attrs, out_shapes:
-       sparse_softmax_cross_entropy_with_logits(xs[1], xs[0]), arity=2)
+       sparse_softmax_cross_entropy_with_logits(xs[1], xs[0]), arity=2,
+       shape=lambda shapes, attrs, declared: _sparse_xent_shape(*shapes),
+       dtype=index_dtypes(1))
+
+
+def _sparse_xent_shape(logits, labels):
+    if not logits or not logits[-1] or labels != logits[:-1]:
+        raise ValueError(f"needs logits (..., classes >= 1) and labels of their shape "
+                         f"without the last axis, got {logits} and {labels}")
+    return (labels,), 4 * math.prod(logits)

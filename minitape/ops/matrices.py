@@ -8,12 +8,15 @@ numbers: the gradient of "read the diagonal" is "write the diagonal into
 zeros", and the reverse, so each rule is the partner op applied to `grad`,
 and each JVP is the op itself applied to the tangent.
 """
+import math
+
 import numpy as np
 
 from .. import arguments
 from ..registry import RegisterGradient, RegisterJVP, batch_ndim
 from .broadcasting import lift, reduce_sum, unbroadcast
-from .core import emit, replay, tangent_batch, tensor_input
+from .core import (attr_int, attr_number, emit, first_input_dtype, matrix_shape, replay,
+                   tangent_batch, tensor_input)
 from .creation import zeros
 from .linalg import matmul
 from .shapes import expand_dims, matrix_transpose, squeeze
@@ -63,8 +66,14 @@ def _diag_part_jvp(op, t):
     return diag_part(t, k=op.attrs["k"])
 
 
+def _diag_part_shape(shapes, attrs, declared):
+    batch, rows, cols = matrix_shape(shapes[0])
+    k = attr_int(attrs, "k", -rows + 1 if rows else 0, cols - 1 if cols else 0)
+    return (batch + (len(_diagonal_index(rows, cols, k)[0]),),), 0
+
+
 replay("MatrixDiagPartV3", lambda xs, a, o: diag_part(xs[0], k=a["k"]),
-       attrs_of=lambda op: {"k": op.attrs["k"]})
+       attrs_of=lambda op: {"k": op.attrs["k"]}, shape=_diag_part_shape, dtype=first_input_dtype)
 
 
 # --- diag: write a vector onto diagonal k of zeros ----------------------------------
@@ -111,9 +120,22 @@ def _diag_jvp(op, t):
     return diag(t, k=a["k"], num_rows=a["rows"], num_cols=a["cols"])
 
 
+def _diag_shape(shapes, attrs, declared):
+    # the matrix size is the traced output's (num_rows, num_cols)
+    diagonal, out = shapes[0], declared[0] if declared else None
+    k, _ = attr_int(attrs, "k", -(1 << 40), 1 << 40), attr_number(attrs, "padding")
+    if not diagonal or out is None or len(out) != len(diagonal) + 1 \
+            or tuple(out[:-2]) != diagonal[:-1] \
+            or len(_diagonal_index(out[-2], out[-1], k)[0]) != diagonal[-1]:
+        raise ValueError(f"a diagonal of shape {diagonal} does not fit diagonal k={k} of "
+                         f"the declared output {out}")
+    return (tuple(out),), 0
+
+
 replay("MatrixDiagV3", lambda xs, a, o: diag(xs[0], k=a["k"], num_rows=o[0][-2],
                                               num_cols=o[0][-1], padding_value=a["padding"]),
-       attrs_of=lambda op: {"k": op.attrs["k"], "padding": op.attrs["padding"]})
+       attrs_of=lambda op: {"k": op.attrs["k"], "padding": op.attrs["padding"]},
+       shape=_diag_shape, dtype=first_input_dtype)
 
 
 # --- set_diag: replace diagonal k -----------------------------------------------------
@@ -157,8 +179,24 @@ def _set_diag_jvp(op, tx, td):
     return set_diag(tx, td, k=k)
 
 
+def _set_diag_shape(shapes, attrs, declared):
+    (batch, rows, cols), diagonal = matrix_shape(shapes[0]), shapes[1]
+    k = attr_int(attrs, "k", -(1 << 40), 1 << 40)
+    if diagonal != batch + (len(_diagonal_index(rows, cols, k)[0]),):
+        raise ValueError(f"a diagonal of shape {diagonal} does not fit diagonal k={k} of "
+                         f"{shapes[0]}")
+    return (shapes[0],), 0
+
+
+def _same_dtypes(dtypes, attrs):
+    if dtypes[0] != dtypes[1]:
+        raise ValueError(f"input and diagonal have different dtypes, {dtypes[0]} and "
+                         f"{dtypes[1]}")
+    return dtypes[:1]
+
+
 replay("MatrixSetDiagV3", lambda xs, a, o: set_diag(xs[0], xs[1], k=a["k"]), 2,
-       lambda op: {"k": op.attrs["k"]})
+       lambda op: {"k": op.attrs["k"]}, shape=_set_diag_shape, dtype=_same_dtypes)
 
 
 # --- band_part: keep a band around the diagonal ---------------------------------
@@ -194,7 +232,15 @@ def _band_part_jvp(op, t):
 
 replay("MatrixBandPart", lambda xs, a, o: band_part(xs[0], a["num_lower"], a["num_upper"]),
        attrs_of=lambda op: {"num_lower": op.attrs["num_lower"],
-                            "num_upper": op.attrs["num_upper"]})
+                            "num_upper": op.attrs["num_upper"]},
+       shape=lambda shapes, a, declared: _band_part_shape(shapes[0], a))
+
+
+def _band_part_shape(shape, attrs):
+    matrix_shape(shape)
+    for name in ("num_lower", "num_upper"):
+        attr_int(attrs, name, -(1 << 62), 1 << 62)
+    return (shape,), 0
 
 
 # --- compositions: trace, adjoint, matvec -------------------------------------------
@@ -271,4 +317,12 @@ def _cross_jvp(op, ta, tb):
     return da if db is None else db if da is None else da + db
 
 
-replay("Cross", lambda xs, a, o: _cross(xs[0], xs[1]), 2)
+def _cross_shape(shapes, attrs, declared):
+    out = np.broadcast_shapes(*shapes)
+    if any(not s or s[-1] != 3 for s in shapes):
+        raise ValueError(f"needs vectors of 3 entries in the last axis, got {shapes}")
+    return (out,), 2 * math.prod(out)
+
+
+replay("Cross", lambda xs, a, o: _cross(xs[0], xs[1]), 2, shape=_cross_shape,
+       dtype=first_input_dtype)

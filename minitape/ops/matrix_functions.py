@@ -9,18 +9,20 @@ Higham, "The scaling and squaring method for the matrix exponential
 revisited" (2005); Mathias, "A chain rule for matrix functions" (1996) for the
 block-matrix form of the exponential's derivative.
 """
+import math
+
 import numpy as np
 
 from ..registry import RegisterGradient, RegisterJVP
 from .broadcasting import broadcast_to, reduce_sum, reshape
-from .core import constant_like, emit, replay
+from .core import attr_number, constant_like, emit, matrix_shape, replay
 from .creation import zeros
 from .decompositions import cholesky, svd
 from .elementwise import less_equal, log, where
 from .linalg import matmul
 from .matrices import diag_part
 from .shapes import concat, matrix_transpose
-from .solvers import check_square, cholesky_solve, real_matrix
+from .solvers import check_square, cholesky_solve, cubic, real_matrix
 
 _T = matrix_transpose
 
@@ -126,8 +128,15 @@ def _pinv_jvp(op, t):
     return _nan_if_rank_deficient(op, total)
 
 
+def _pinv_shape(shapes, attrs, declared):
+    """(..., n, m) through an SVD: about 10 m n max(m, n) operations."""
+    attr_number(attrs, "rcond")
+    batch, m, n = matrix_shape(shapes[0])
+    return (batch + (n, m),), 10 * math.prod(batch) * m * n * max(m, n, 1)
+
+
 replay("MatrixPinv", lambda xs, a, o: pinv(xs[0], a["rcond"]),
-       attrs_of=lambda op: {"rcond": op.attrs["rcond"]})
+       attrs_of=lambda op: {"rcond": op.attrs["rcond"]}, shape=_pinv_shape)
 
 
 # --- expm ---------------------------------------------------------------------------------
@@ -193,4 +202,13 @@ def _expm_jvp(op, t):
     return _frechet(op.inputs[0], t)
 
 
-replay("MatrixExponential", lambda xs, a, o: expm(xs[0]))
+def _expm_shape(shapes, attrs, declared):
+    """About 7 matrix products and a solve, then one product per squaring; the
+    squarings depend on the values (log2 of the norm over theta_13), so count
+    the most a finite matrix of the widest float can need (about 1030)."""
+    _, n, work = cubic(shapes, attrs, declared)
+    squarings = int(np.log2(np.finfo(np.float64).max / _THETA13)) + 1
+    return (shapes[0],), (8 + squarings) * work
+
+
+replay("MatrixExponential", lambda xs, a, o: expm(xs[0]), shape=_expm_shape)

@@ -13,7 +13,7 @@ import numpy as np
 from ..registry import RegisterGradient, RegisterJVP, batch_ndim
 from .broadcasting import full_tangent, reduce_sum, reshape
 from .clip import clip_by_norm
-from .core import emit, replay, tangent_batch, tensor_input
+from .core import attr_int, emit, index_dtypes, one_axis, replay, tangent_batch, tensor_input
 from .shapes import concat
 
 
@@ -83,9 +83,17 @@ def _bias_add_jvp(op, t_value, t_bias):
                         batch + op.outputs[0].shape)
 
 
+def _bias_add_shape(shapes, attrs, declared):
+    value, bias = shapes
+    axis = one_axis(attrs, value)
+    if len(value) < 2 or bias != (value[axis],):
+        raise ValueError(f"bias of shape {bias} does not match axis {axis} of {value}")
+    return (value,), 0
+
+
 replay("BiasAdd", lambda xs, attrs, out_shapes: bias_add(
     xs[0], xs[1], data_format="NCHW" if attrs["axis"] == 1 and xs[0].ndim > 2 else None),
-    arity=2, attrs_of=lambda op: {"axis": int(op.attrs["axis"])})
+    arity=2, attrs_of=lambda op: {"axis": int(op.attrs["axis"])}, shape=_bias_add_shape)
 
 
 # --- gathering rows and adding them back -------------------------------------------
@@ -126,8 +134,15 @@ def _gather_jvp(op, t_params, t_ids):
     return _gather(t_params, op.inputs[1], nb + op.attrs["axis"])
 
 
+def _gather_shape(shapes, attrs, declared):
+    params, ids = shapes
+    axis = one_axis(attrs, params)
+    return (params[:axis] + ids + params[axis + 1:],), 0
+
+
 replay("GatherV2", lambda xs, attrs, out_shapes: _gather(xs[0], xs[1], attrs["axis"]),
-       arity=2, attrs_of=lambda op: {"axis": int(op.attrs["axis"])})
+       arity=2, attrs_of=lambda op: {"axis": int(op.attrs["axis"])},
+       shape=_gather_shape, dtype=index_dtypes(1))
 
 
 def _scatter_add(updates, ids, axis, rows):
@@ -162,7 +177,18 @@ def _scatter_add_jvp(op, t_updates, t_ids):
 replay("UnsortedSegmentSum", lambda xs, attrs, out_shapes: _scatter_add(
     xs[0], xs[1], attrs["axis"], attrs["num_segments"]), arity=2,
     attrs_of=lambda op: {"axis": int(op.attrs["axis"]),
-                         "num_segments": int(op.attrs["num_segments"])})
+                         "num_segments": int(op.attrs["num_segments"])},
+    shape=lambda shapes, attrs, declared: _scatter_add_shape(*shapes, attrs),
+    dtype=index_dtypes(1))
+
+
+def _scatter_add_shape(updates, ids, attrs):
+    axis = attr_int(attrs, "axis", 0, len(updates) - len(ids))
+    rows = attr_int(attrs, "num_segments", 0, 1 << 40)
+    if updates[axis:axis + len(ids)] != ids:
+        raise ValueError(f"ids of shape {ids} do not match updates of shape {updates} "
+                         f"from axis {axis}")
+    return (updates[:axis] + (rows,) + updates[axis + len(ids):],), 0
 
 
 # --- embedding_lookup ------------------------------------------------------------------

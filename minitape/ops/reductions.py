@@ -7,12 +7,15 @@ rule reduces the tangent the same way, over the same axes shifted past the
 tangent's batch dims (`reduced_axes`). reduce_sum itself lives in
 `broadcasting.py`: it and broadcast_to are each other's gradient.
 """
+import math
+
 import numpy as np
 
 from ..arguments import one_axis
 from ..registry import RegisterGradient, RegisterJVP
 from .broadcasting import reduce_sum, reduction, reduced_axes, reshape, spread  # noqa: F401
-from .core import constant_like, emit, float_input, normalize_axes, replay
+from .core import (attr_bool, constant_like, emit, float_input, matrix_shape, normalize_axes,
+                   replay)
 from .elementwise import abs, cast, equal, pow, sqrt, square, where
 from .shapes import transpose
 
@@ -229,7 +232,20 @@ def _spectral_direction_grad(op, grad):
 
 RegisterJVP("SpectralNormDirection")(_spectral_direction_grad)
 
-replay("SpectralNorm", lambda xs, attrs, out_shapes: spectral_norm(xs[0]))
+def _spectral_shape(shapes, attrs, declared):
+    """sigma_1 of each matrix, through an SVD: about 10 m n max(m, n) operations."""
+    batch, m, n = matrix_shape(shapes[0])
+    return (batch,), 10 * math.prod(batch) * m * n * max(m, n, 1)
+
+
+def _spectral_direction_shape(shapes, attrs, declared):
+    attr_bool(attrs, "conjugate")
+    return (shapes[0],), _spectral_shape(shapes, attrs, declared)[1]
+
+
+replay("SpectralNorm", lambda xs, attrs, out_shapes: spectral_norm(xs[0]),
+       shape=_spectral_shape)
 replay("SpectralNormDirection",
        lambda xs, attrs, out_shapes: _spectral_direction(xs[0], attrs["conjugate"]),
-       attrs_of=lambda op: {"conjugate": op.attrs["conjugate"]})
+       attrs_of=lambda op: {"conjugate": op.attrs["conjugate"]},
+       shape=_spectral_direction_shape)

@@ -20,7 +20,8 @@ import numpy as np
 from .. import arguments
 from ..registry import RegisterGradient, RegisterJVP, batch_ndim
 from .broadcasting import reduce_sum, reshape
-from .core import constant_like, emit, replay, tangent_batch, tensor_input
+from .core import (attr_bool, constant_like, emit, first_input_dtype, one_axis, replay,
+                   tangent_batch, tensor_input, unchanged_shape)
 from .elementwise import where
 from .indexing import _scatter_nd, gather, same_shape_as_traced
 from .shapes import transpose
@@ -51,7 +52,15 @@ def _scan(op_type, op_name, numpy_fn, identity, x, axis, exclusive, reverse, nam
 
 def _scan_replay(fn):
     return (lambda xs, a, o: fn(xs[0], a["axis"], a["exclusive"], a["reverse"]), 1,
-            lambda op: {k: op.attrs[k] for k in ("axis", "exclusive", "reverse")})
+            lambda op: {k: op.attrs[k] for k in ("axis", "exclusive", "reverse")},
+            _scan_shape)
+
+
+def _scan_shape(shapes, attrs, declared):
+    one_axis(attrs, shapes[0])
+    attr_bool(attrs, "exclusive")
+    attr_bool(attrs, "reverse")
+    return unchanged_shape(shapes, attrs, declared)
 
 
 def cumsum(x, axis=0, exclusive=False, reverse=False, name=None):
@@ -169,5 +178,26 @@ def _segment_sum_jvp(op, t, t_ids):
                        len(tangent_batch(op, (t, None))))
 
 
-replay("SegmentSum", lambda xs, a, o: same_shape_as_traced("segment_sum",
-                                                           segment_sum(xs[0], xs[1]), o), 2)
+def _segment_sum_shape(shapes, attrs, declared):
+    # the number of segments is a value (the last id + 1): a saved graph keeps
+    # the traced one, and the replay refuses ids that would give another
+    data, ids = shapes
+    out = declared[0] if declared else None
+    if out is None or len(ids) != 1 or not data or ids[0] != data[0] \
+            or tuple(out[1:]) != tuple(data[1:]):
+        raise ValueError(f"needs data (n, ...), ids (n,) and a declared output shape "
+                         f"(segments, ...), got {shapes} and {out}")
+    return (tuple(out),), 0
+
+
+def _segment_sum_replay(xs, a, o):
+    ids = xs[1]._value
+    rows = o[0][0] if o and o[0] is not None and isinstance(o[0][0], int) else None
+    if rows is not None and ids.size and ids.dtype.kind in "iu" and ids[-1] + 1 != rows:
+        raise ValueError(f"segment_sum: in this traced function there were {rows} "
+                         f"segments, now the last id is {ids[-1]}: a traced function keeps "
+                         "the shapes its values gave when traced")
+    return same_shape_as_traced("segment_sum", segment_sum(xs[0], xs[1]), o)
+
+
+replay("SegmentSum", _segment_sum_replay, 2, shape=_segment_sum_shape, dtype=first_input_dtype)

@@ -8,6 +8,7 @@ the rules also take a leading batch of upstream gradients (vectorised
 Jacobians) or of tangents.
 """
 import collections
+import math
 
 import numpy as np
 
@@ -16,7 +17,7 @@ from ..recording import record
 from ..registry import RegisterGradient, RegisterJVP, batch_ndim
 from ..tensor import Tensor
 from .broadcasting import lift, reshape, unbroadcast
-from .core import emit, float_input, operands, replay
+from .core import attr_bool, emit, float_input, matrix_shape, operands, replay
 from .linalg import inv, matmul, solve
 from .matrices import band_part, trace
 
@@ -130,7 +131,26 @@ def _triangular_solve_jvp(op, ta, tb):
 
 replay("MatrixTriangularSolve",
        lambda xs, a, o: triangular_solve(xs[0], xs[1], a["lower"], a["adjoint"]), 2,
-       lambda op: {"lower": op.attrs["lower"], "adjoint": op.attrs["adjoint"]})
+       lambda op: {"lower": op.attrs["lower"], "adjoint": op.attrs["adjoint"]},
+       shape=lambda shapes, a, declared: _triangular_solve_shape(*shapes, a))
+
+
+def _triangular_solve_shape(matrix, rhs, attrs):
+    """Substitution: n^2 k multiply-adds per matrix."""
+    attr_bool(attrs, "lower"), attr_bool(attrs, "adjoint")
+    batch, n, _ = matrix_shape(matrix, square=True)
+    rhs_batch, rows, k = matrix_shape(rhs)
+    if rows != n:
+        raise ValueError(f"rhs of shape {rhs} for matrices of shape {matrix}")
+    batch = np.broadcast_shapes(batch, rhs_batch)
+    return (batch + (n, k),), math.prod(batch) * n * n * k
+
+
+def cubic(shapes, attrs, declared):
+    """(batch shape, n, work) for a stack of n x n matrices: a factorisation
+    does about n^3 operations per matrix."""
+    batch, n, _ = matrix_shape(shapes[0], square=True)
+    return batch, n, math.prod(batch) * n ** 3
 
 
 def cholesky_solve(chol, rhs, name=None):
@@ -173,7 +193,12 @@ def _det_jvp(op, t):
     return d * trace(solve(a, t))
 
 
-replay("MatrixDeterminant", lambda xs, a, o: det(xs[0]))
+def _det_shape(shapes, attrs, declared):
+    batch, _, work = cubic(shapes, attrs, declared)
+    return (batch,), work
+
+
+replay("MatrixDeterminant", lambda xs, a, o: det(xs[0]), shape=_det_shape)
 
 
 def slogdet(input, name=None):
@@ -204,4 +229,9 @@ def _slogdet_jvp(op, t):
     return None, trace(solve(op.inputs[0], t))
 
 
-replay("LogMatrixDeterminant", lambda xs, a, o: slogdet(xs[0]))
+def _slogdet_shape(shapes, attrs, declared):
+    batch, _, work = cubic(shapes, attrs, declared)
+    return (batch, batch), work
+
+
+replay("LogMatrixDeterminant", lambda xs, a, o: slogdet(xs[0]), shape=_slogdet_shape)

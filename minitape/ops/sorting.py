@@ -12,12 +12,13 @@ sort(x)[1] moves with x[0] and sort(x)[2] with x[2]. NaNs sort last when
 ascending; TensorFlow's order of NaNs is not specified, and can differ.
 """
 import collections
+import math
 
 import numpy as np
 
 from .. import arguments
 from ..registry import NotDifferentiable
-from .core import emit, replay, tensor_input
+from .core import attr_bool, emit, one_axis, replay, tensor_input
 from .elementwise import cast
 from .indexing import gather
 from .shapes import transpose
@@ -62,7 +63,15 @@ def argsort(values, axis=-1, direction="ASCENDING", stable=False, name=None):
 NotDifferentiable("ArgSort")
 replay("ArgSort", lambda xs, a, o: argsort(
     xs[0], a["axis"], "DESCENDING" if a["descending"] else "ASCENDING"), 1,
-    lambda op: {"axis": int(op.attrs["axis"]), "descending": bool(op.attrs["descending"])})
+    lambda op: {"axis": int(op.attrs["axis"]), "descending": bool(op.attrs["descending"])},
+    shape=lambda shapes, a, declared: _sort_shape(shapes[0], one_axis(a, shapes[0]),
+                                                  attr_bool(a, "descending")))
+
+
+def _sort_shape(shape, axis, descending):
+    """The input's shape; a stable sort does about n log2 n comparisons per line."""
+    n = shape[axis]
+    return (tuple(shape),), math.prod(shape) * max(1, n.bit_length())
 
 
 def _take_along(x, indices, axis):

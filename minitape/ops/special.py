@@ -22,7 +22,7 @@ from numpy.polynomial import polynomial
 
 from ..registry import RegisterGradient, RegisterJVP
 from .binary import binary, input_gradients, lifted, tangent_sum
-from .core import replay
+from .core import elementwise_shape, replay
 from .elementwise import exp, square
 from .unary import unary
 
@@ -159,4 +159,5 @@ def _polygamma_jvp(op, ta, tx):
     return tangent_sum(op, tangents, tx * polygamma(a + 1, x), None)
 
 
-replay("Polygamma", lambda xs, attrs, out_shapes: polygamma(xs[0], xs[1]), arity=2)
+replay("Polygamma", lambda xs, attrs, out_shapes: polygamma(xs[0], xs[1]), arity=2,
+       shape=elementwise_shape)

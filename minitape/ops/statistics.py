@@ -16,7 +16,8 @@ from .. import arguments
 from ..registry import NotDifferentiable, RegisterGradient, RegisterJVP, batch_ndim
 from .broadcasting import reduce_sum, reduced_axes, reduction, reshape
 from .control import stop_gradient
-from .core import emit, float_input, normalize_axes, replay, tensor_input
+from .core import (emit, float_input, normalize_axes, one_axis, reduction_shape, replay,
+                   tensor_input)
 from .elementwise import abs, cast, exp, less, log, not_equal, sqrt, square, where
 from .reductions import reduce_max, reduce_mean
 
@@ -119,7 +120,7 @@ reduce_all = _logical("All", "reduce_all", np.all)
 def _reduction_replay(fn):
     return (lambda xs, a, o: fn(xs[0], axis=list(a["axis"]), keepdims=a["keepdims"]),
             1, lambda op: {"axis": tuple(op.attrs["axis"]),
-                           "keepdims": bool(op.attrs["keepdims"])})
+                           "keepdims": bool(op.attrs["keepdims"])}, reduction_shape)
 
 
 for _op_type, _fn in (("EuclideanNorm", reduce_euclidean_norm), ("Any", reduce_any),
@@ -164,8 +165,18 @@ def _arg_extreme(op_type, op_name, numpy_fn, nan_fill):
 argmax = _arg_extreme("ArgMax", "argmax", np.argmax, -np.inf)
 argmin = _arg_extreme("ArgMin", "argmin", np.argmin, np.inf)
 
+def _arg_extreme_shape(shapes, attrs, declared):
+    # the axis goes; output_type is checked by the op itself (the loader's probe)
+    a, shape = attrs["output_type"], shapes[0]
+    axis = one_axis(attrs, shape)
+    if a not in ("int32", "int64", "uint8", "int16", "int8", "uint16", "uint32", "uint64"):
+        raise ValueError(f"attribute output_type = {a!r:.40} is not an integer dtype")
+    return (shape[:axis] + shape[axis + 1:],), 0
+
+
 for _op_type, _fn in (("ArgMax", argmax), ("ArgMin", argmin)):
     NotDifferentiable(_op_type)
     replay(_op_type, lambda xs, a, o, fn=_fn: fn(xs[0], a["axis"], np.dtype(a["output_type"])), 1,
            lambda op: {"axis": int(op.attrs["axis"]),
-                       "output_type": np.dtype(op.attrs["output_type"]).name})
+                       "output_type": np.dtype(op.attrs["output_type"]).name},
+           shape=_arg_extreme_shape)

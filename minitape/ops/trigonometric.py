@@ -14,7 +14,7 @@ import numpy as np
 
 from ..registry import RegisterGradient, RegisterJVP
 from .binary import binary, input_gradients, lifted, tangent_sum
-from .core import replay
+from .core import elementwise_shape, replay
 from .elementwise import cos, sqrt, square
 from .unary import unary
 
@@ -74,4 +74,5 @@ def _atan2_jvp(op, ty, tx):
                        None if tx is None else tx * (-y / r2))
 
 
-replay("Atan2", lambda xs, attrs, out_shapes: atan2(xs[0], xs[1]), arity=2)
+replay("Atan2", lambda xs, attrs, out_shapes: atan2(xs[0], xs[1]), arity=2,
+       shape=elementwise_shape)

@@ -17,7 +17,7 @@ import numpy as np
 from ..registry import RegisterGradient, RegisterJVP
 from ..tensor import Tensor
 from .complex import conj
-from .core import float_input, emit, replay
+from .core import elementwise_shape, float_input, emit, replay
 from .elementwise import equal, where
 
 
@@ -66,5 +66,5 @@ def unary(name, op_type, forward, derivative, doc, complex=True, masked=False):
     jvp.__name__ = jvp.__qualname__ = f"_{name}_jvp"
     RegisterGradient(op_type, batch_safe=True)(gradient)
     RegisterJVP(op_type, batch_safe=True)(jvp)
-    replay(op_type, lambda xs, attrs, out_shapes: op(xs[0]))
+    replay(op_type, lambda xs, attrs, out_shapes: op(xs[0]), shape=elementwise_shape)
     return op

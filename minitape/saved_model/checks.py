@@ -7,6 +7,7 @@ import math
 import numpy as np
 
 from .. import function as _fn
+from ..ops.core import SHAPES
 from ..specs import TensorSpec
 from ..tensor import Tensor
 from .format import spec_text, specs_text
@@ -43,6 +44,9 @@ def check_graph(graph, inputs, probes=None):
         except (ValueError, TypeError, IndexError, ArithmeticError) as e:
             raise ValueError(f"nodes[{i}]: op {node.op} on inputs "
                              f"{specs_text(ins)}: {e}") from None
+        except KeyError as e:
+            raise ValueError(f"nodes[{i}].attrs: op {node.op} needs the attribute "
+                             f"{e.args[0]!r}") from None
         for k, s in enumerate(outs):
             if nbytes(s) > MAX_TENSOR_BYTES:
                 raise ValueError(f"nodes[{i}].outputs[{k}]: {spec_text(s)} is more than "
@@ -82,6 +86,12 @@ def _check_node(node, ins, outs, specs, probes):
     arity = _fn.OPS[op].arity
     if (arity is None and not ins) or (arity is not None and len(ins) != arity):
         raise ValueError(f"takes {'one or more' if arity is None else arity} inputs")
+    if op in SHAPES:
+        return _check_declared(op, attrs, ins, outs, probes)
+    if op not in _RULES:
+        # Op types declared by their families (ops.core.replay) trace and compile,
+        # but the loader checks only those that declare a shape rule too.
+        raise ValueError("has no shape rule: a saved model cannot hold this op type yet")
     if len(outs) != 1:
         raise ValueError(f"has one output, {len(outs)} declared")
     out = outs[0]
@@ -102,6 +112,88 @@ def _check_node(node, ins, outs, specs, probes):
         raise ValueError(f"gives dtype {dtype}, but the node declares {out.dtype}")
     out = TensorSpec(shape, dtype)
     return work + sum(size(s) for s in ins) + size(out), [out]
+
+
+class _Read(dict):
+    """A node's attributes, noting which ones a shape rule reads: every one
+    must be read (and so checked); any other is an attribute the op has not."""
+
+    def __init__(self, attrs):
+        super().__init__(attrs)
+        self.read = set()
+
+    def __getitem__(self, key):
+        self.read.add(key)
+        return super().__getitem__(key)
+
+
+def _check_declared(op, attrs, ins, outs, probes):
+    """Check a node of an op type its family declared (`ops.core.replay` with
+    `shape=`): the rule gives the output shapes and the work, the `dtype` rule
+    (or a probe on one-element inputs) the dtypes."""
+    rule, dtype_rule = SHAPES[op]
+    seen = _Read(attrs)
+    shapes, work = rule([s.shape for s in ins], seen, [o.shape for o in outs])
+    extra = sorted(set(attrs) - seen.read)
+    if extra:
+        raise ValueError(f"has no attribute {extra[0]!r}")
+    shapes = [tuple(int(n) for n in shape) for shape in shapes]
+    if len(outs) != len(shapes):
+        raise ValueError(f"has {len(shapes)} output(s), {len(outs)} declared")
+    for k, (shape, out) in enumerate(zip(shapes, outs)):
+        if out.shape is not None and shape != tuple(out.shape):
+            raise ValueError(f"output {k} has shape {shape}, but the node declares "
+                             f"{tuple(out.shape)}")
+        if size_of(shape) * out.dtype.itemsize > MAX_TENSOR_BYTES:
+            raise ValueError(f"output {k} of shape {shape} is more than the limit of "
+                             f"{MAX_TENSOR_BYTES} bytes for one tensor")
+    if dtype_rule is not None:
+        dtypes = [np.dtype(d) for d in dtype_rule([s.dtype for s in ins], attrs)]
+    elif probes is None:
+        dtypes = [o.dtype for o in outs]
+    else:  # the probe's answer depends only on these
+        key = (op, _hashable(attrs), tuple(len(s) for s in shapes),
+               tuple((s.dtype, len(s.shape)) for s in ins))
+        if key not in probes:
+            probes[key] = _probe_dtypes(op, attrs, ins, rule, len(outs))
+        dtypes = probes[key]
+    if len(dtypes) != len(outs):
+        raise ValueError(f"gives {len(dtypes)} output(s), {len(outs)} declared")
+    for k, (dtype, out) in enumerate(zip(dtypes, outs)):
+        if dtype != out.dtype:
+            raise ValueError(f"output {k} has dtype {dtype}, but the node declares "
+                             f"{out.dtype}")
+    specs = [TensorSpec(shape, dtype) for shape, dtype in zip(shapes, dtypes)]
+    return work + sum(size(s) for s in ins) + sum(size(s) for s in specs), specs
+
+
+def _hashable(x):
+    if isinstance(x, dict):
+        return tuple(sorted((k, _hashable(v)) for k, v in x.items()))
+    if isinstance(x, (list, tuple)):
+        return (type(x).__name__,) + tuple(_hashable(v) for v in x)
+    return (type(x).__name__, x)
+
+
+_PROBE_ELEMENTS = 1 << 12  # a probe's outputs: declare a dtype rule for bigger ones
+
+
+def _probe_dtypes(op, attrs, ins, rule, count):
+    """The output dtypes of a declared op type, from one run on inputs of one
+    element each; the output shapes it is told are the rule's for those inputs
+    (an attribute that asks for a large output must come with a dtype rule)."""
+    unit = [(1,) * len(s.shape) for s in ins]
+    shapes, _ = rule(unit, attrs, [None] * count)
+    if sum(size_of(s) for s in shapes) > _PROBE_ELEMENTS:
+        raise ValueError("gives large outputs even for one-element inputs; its family "
+                         "must declare a dtype rule")
+    units = [Tensor(np.ones(u, s.dtype)) for u, s in zip(unit, ins)]
+    out = _fn.OPS[op].run(units, attrs, [tuple(s) for s in shapes])
+    out = tuple(out) if isinstance(out, (list, tuple)) else (out,)
+    if [o.shape for o in out] != [tuple(s) for s in shapes]:
+        raise ValueError(f"gives shapes {[o.shape for o in out]} for one-element inputs, "
+                         f"its shape rule {[tuple(s) for s in shapes]}")
+    return [o.dtype for o in out]
 
 
 def _output_shape(op, attrs, shapes, declared):
@@ -237,6 +329,9 @@ _ELEMENTWISE = frozenset((
     "Exp", "Log", "Sin", "Cos", "Tanh", "Abs", "Identity", "Sigmoid", "Relu", "Elu",
     "Softplus", "Sign", "Round", "Floor", "StopGradient", "Cast"))
 _REDUCTIONS = frozenset(("Sum", "Mean", "Max", "Min", "Prod"))
+_RULES = _ELEMENTWISE | _REDUCTIONS | frozenset((  # the op types _output_shape knows
+    "Reshape", "BroadcastTo", "Transpose", "PadV2", "ConcatV2", "Pack", "StridedSlice",
+    "StridedSliceGrad", "Softmax", "MatMul", "MatrixSolve", "MatrixInverse", "Einsum"))
 _SAME_DTYPE = frozenset(("Reshape", "BroadcastTo", "Transpose", "PadV2", "StridedSlice",
                          "StridedSliceGrad", "Identity", "StopGradient"))
 

@@ -1,15 +1,19 @@
 """The saved model's format: file names, the format version, dtypes, and the
 JSON fields read back with checkers that raise `LoadError("where: what")`.
 
-Each op type's attributes go to and from JSON through a codec in
-`ATTR_CODECS`; FORMAT.md beside this file describes every field.
+Each op type's attributes go to and from JSON through a codec: an explicit
+one in `ATTR_CODECS` for the original op types, the generic tagged one
+(`encode_value`, `decode_value`) for the op types the families declare with
+`ops.core.replay`; FORMAT.md beside this file describes every field.
 """
 import re
 
 import numpy as np
 
+from ..ops.core import REPLAYS
 from ..specs import TensorSpec
-from .limits import MAX_RANK, MAX_TENSOR_BYTES, nbytes, size_of
+from .limits import (MAX_ATTR_ITEMS, MAX_DEPTH, MAX_INT, MAX_RANK, MAX_TENSOR_BYTES, nbytes,
+                     size_of)
 
 
 FORMAT = "minitape-saved-model"
@@ -297,6 +301,117 @@ ATTR_CODECS = {
     "Einsum": _attrs_codec({"equation": (str, lambda x, w: check_str(x, w, 1000))}),
     "Softmax": _attrs_codec({"axis": _AXIS}),
 }
+
+
+# --- the generic codec: plain data with type tags --------------------------------
+# The attributes a family's op records (`attrs_of` in `ops.core.replay`) are
+# plain data. JSON keeps null, booleans, integers, finite floats and strings as
+# they are; everything else carries a tag, an object with one field, so that
+# decoding gives back exactly the Python types the replay was given:
+#   {"tuple": [...]}, {"list": [...]}, {"float": "nan" | "inf" | "-inf"},
+#   {"complex": [re, im]}, {"dtype": "float32"}.
+# Decoding checks every value (types, integer ranges, string and list lengths,
+# nesting) and evaluates nothing; what each attribute means is checked by the
+# op type's shape rule (`checks.py`), which must read every attribute.
+_NONFINITE = {"nan": float("nan"), "inf": float("inf"), "-inf": float("-inf")}
+
+
+def encode_value(x, what, depth=0):
+    if depth > MAX_DEPTH:
+        raise TypeError(f"save: {what} is nested more than {MAX_DEPTH} levels deep")
+    if x is None or isinstance(x, (bool, np.bool_)):
+        return None if x is None else bool(x)
+    if isinstance(x, (int, np.integer)):
+        if not -MAX_INT <= int(x) <= MAX_INT:
+            raise TypeError(f"save: {what} holds the integer {x}, outside [-2^62, 2^62]")
+        return int(x)
+    if isinstance(x, (float, np.floating)):
+        x = float(x)
+        return x if np.isfinite(x) else {"float": repr(x)}
+    if isinstance(x, (complex, np.complexfloating)):
+        return {"complex": [encode_value(x.real, what, depth + 1),
+                            encode_value(x.imag, what, depth + 1)]}
+    if isinstance(x, str):
+        if len(x) > 1000:
+            raise TypeError(f"save: {what} holds a string longer than 1000 characters")
+        return x
+    if isinstance(x, np.dtype) or (isinstance(x, type) and issubclass(x, np.generic)):
+        return {"dtype": dtype_name(x, what)}
+    if isinstance(x, (tuple, list)):
+        return {type(x).__name__ if type(x) in (tuple, list) else "tuple":
+                [encode_value(v, what, depth + 1) for v in x]}
+    raise TypeError(f"save: {what} is {type(x).__name__} {x!r:.60}; a saved model holds "
+                    "attributes made of None, booleans, numbers, strings, dtypes, "
+                    "tuples and lists")
+
+
+def decode_value(j, where, budget, depth=0):
+    """One attribute value from its JSON; `budget` is a one-item list counting
+    down the values still allowed (MAX_ATTR_ITEMS for a node's attributes)."""
+    budget[0] -= 1
+    if budget[0] < 0:
+        fail(where, f"the attributes hold more than {MAX_ATTR_ITEMS} values")
+    if depth > MAX_DEPTH:
+        fail(where, f"nested more than {MAX_DEPTH} levels deep")
+    if j is None or type(j) in (bool, float):
+        return j
+    if type(j) is int:
+        return check_int(j, where, -MAX_INT, MAX_INT)
+    if type(j) is str:
+        return check_str(j, where, 1000)
+    if type(j) is not dict or len(j) != 1:
+        fail(where, f"expected null, a boolean, a number, a string or a tagged value "
+              f'like {{"tuple": [...]}}, got {kind_of(j)}')
+    (tag, x), = j.items()
+    w = f"{where}.{tag}"
+    if tag in ("tuple", "list"):
+        items = [decode_value(v, f"{w}[{i}]", budget, depth + 1)
+                 for i, v in enumerate(check_list(x, w, MAX_ATTR_ITEMS))]
+        return tuple(items) if tag == "tuple" else items
+    if tag == "float":
+        if x not in _NONFINITE:
+            fail(w, f'expected "nan", "inf" or "-inf", got {brief(x)}')
+        return _NONFINITE[x]
+    if tag == "complex":
+        parts = check_list(x, w, 2)
+        if len(parts) != 2:
+            fail(w, "expected [real, imaginary]")
+        re_im = [decode_value(v, f"{w}[{i}]", budget, depth + 1) for i, v in enumerate(parts)]
+        if any(type(v) not in (int, float) for v in re_im):
+            fail(w, "expected two numbers")
+        return complex(*re_im)
+    if tag == "dtype":
+        return check_dtype(x, w)
+    fail(where, f"unknown tag {brief(tag)} (expected tuple, list, float, complex or dtype)")
+
+
+def _generic_encode(attrs):
+    return {str(k): encode_value(v, f"attribute {k}") for k, v in attrs.items()}
+
+
+def _generic_decode(j, where):
+    check_dict(j, where)
+    if len(j) > 64:
+        fail(where, "more than 64 attributes")
+    budget = [MAX_ATTR_ITEMS]
+    attrs = {}
+    for k, v in j.items():
+        if not (k.isidentifier() and k.isascii() and len(k) <= 100):
+            fail(where, f"{brief(k)} is not an attribute name")
+        attrs[k] = decode_value(v, f"{where}.{k}", budget)
+    return attrs
+
+
+GENERIC = (_generic_encode, _generic_decode)
+
+
+def attr_codec(op):
+    """The codec of an op type's attributes: explicit for the original op types,
+    generic for those the families declare (`ops.core.replay`)."""
+    codec = ATTR_CODECS.get(op)
+    if codec is None:
+        codec = GENERIC if op in REPLAYS else NO_ATTRS
+    return codec
 
 
 def spec_text(s):

@@ -15,8 +15,8 @@ from ..specs import TensorSpec
 from ..tensor import Tensor, Variable
 from .checks import check_graph
 from .files import DIRECTORY_FLAGS, OPEN_IN_DIRECTORY, parse_json, read_arrays, read_file
-from .format import (ATTR_CODECS, FORMAT, FORMAT_VERSION, INLINE_ELEMENTS, JSON_NAME,
-                     NO_ATTRS, NPZ_NAME, PARAMETER_KINDS, UNEXPECTED, LoadError, brief,
+from .format import (FORMAT, FORMAT_VERSION, INLINE_ELEMENTS, JSON_NAME,
+                     NPZ_NAME, PARAMETER_KINDS, attr_codec, UNEXPECTED, LoadError, brief,
                      check_bool, check_dict, check_dtype, check_int, check_keys, check_list,
                      check_str, fail, flat_numbers, gradient_key, is_literal, signature_spec,
                      spec_text, specs_text, tensor_spec)
@@ -325,7 +325,7 @@ class _Loader:
                       f"{brief(a['mode'])}")
             attrs = {"variable": ref.x, "mode": a["mode"]}
         else:
-            attrs = ATTR_CODECS.get(op, NO_ATTRS)[1](j["attrs"], w)
+            attrs = attr_codec(op)[1](j["attrs"], w)
         return _fn.Node(op, name, inputs, attrs, outputs, symbolic=symbolic)
 
     def check_custom_gradients(self, graph, where):

@@ -14,8 +14,8 @@ import numpy as np
 from .. import function as _fn
 from ..layers import Module
 from ..tensor import Variable
-from .format import (ATTR_CODECS, FORMAT, FORMAT_VERSION, INLINE_ELEMENTS, JSON_NAME,
-                     NO_ATTRS, NPZ_NAME, dtype_name, is_literal)
+from .format import (FORMAT, FORMAT_VERSION, INLINE_ELEMENTS, JSON_NAME,
+                     NPZ_NAME, attr_codec, dtype_name, is_literal)
 from .checks import check_graph
 from .limits import MAX_DEPTH, arrays_problem, json_problem, nodes_problem
 from .loaded import LoadedFunction
@@ -301,11 +301,15 @@ class _Writer:
 
     def encode_graph(self, graph):
         nodes = []
-        for node in graph.nodes:
+        for i, node in enumerate(graph.nodes):
             shapes = node.symbolic or [s.shape for s in node.outputs]
+            try:
+                attrs = self.encode_attrs(node)
+            except TypeError as e:
+                raise TypeError(f"{e} (graph {graph.name}, nodes[{i}], op {node.op})") from None
             encoded = {"op": node.op, "name": str(node.name),
                        "inputs": [self.ref(r) for r in node.inputs],
-                       "attrs": self.encode_attrs(node),
+                       "attrs": attrs,
                        "outputs": [_encode_spec(s, shape) for s, shape in
                                    zip(node.outputs, shapes)]}
             nodes.append(encoded)
@@ -334,7 +338,7 @@ class _Writer:
         if node.op == "AssignVariableOp":
             return {"variable": self.ref(_fn.Ref("v", node.attrs["variable"])),
                     "mode": node.attrs["mode"]}
-        return ATTR_CODECS.get(node.op, NO_ATTRS)[0](node.attrs)
+        return attr_codec(node.op)[0](node.attrs)
 
 
 def _inline(array):
