@@ -195,8 +195,9 @@ def exact_sum(what, a, b, sign):
     with np.errstate(over="ignore"):
         result = a + b if sign > 0 else a - b
     if a.dtype.kind in "iu":
-        exact = a.astype(object) + b.astype(object) * sign
-        wrapped = result.astype(object) != exact
+        # (np.array: for 0-d arrays object arithmetic gives a bare Python int)
+        exact = np.array(a.astype(object) + b.astype(object) * sign, dtype=object)
+        wrapped = np.array(result.astype(object) != exact, dtype=bool)
         if np.any(wrapped):
             raise ValueError(f"{what}: the result {exact[wrapped].reshape(-1)[0]} is out "
                              f"of range for {a.dtype} and would wrap around")

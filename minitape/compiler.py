@@ -34,6 +34,7 @@ import re
 
 import numpy as np
 
+from . import arguments
 from .context import state
 from .graph import OPS, pack_outputs
 from .tensor import Tensor
@@ -112,11 +113,16 @@ def assign(variable, value):
 
 
 def assign_add(variable, value):
-    variable._value = frozen(variable._value + value, variable.dtype)
+    """As Variable.assign_add: an integer result that would wrap around raises."""
+    variable._value = frozen(arguments.exact_sum(
+        variable._what("assign_add"), variable._value, np.asarray(value, variable.dtype), 1),
+        variable.dtype)
 
 
 def assign_sub(variable, value):
-    variable._value = frozen(variable._value - value, variable.dtype)
+    variable._value = frozen(arguments.exact_sum(
+        variable._what("assign_sub"), variable._value, np.asarray(value, variable.dtype), -1),
+        variable.dtype)
 
 
 HELPERS = {"np": np, "matmul_rows": matmul_rows, "matmul_columns": matmul_columns,
@@ -322,6 +328,9 @@ def compile_graph(graph, input_names=None, shapes=None, name=None):
         namespace[ident] = value
         return ident
 
+    # The function's own name first: exec binds it in the namespace, so it must
+    # be a name nothing else (an attribute, a variable, a helper) uses.
+    fname = names.new(identifier(name or graph.name, "f"))
     params = []
     for k, spec in enumerate(graph.inputs):
         given = input_names[k] if input_names and k < len(input_names) else f"x{k}"
@@ -461,7 +470,6 @@ def compile_graph(graph, input_names=None, shapes=None, name=None):
     flat = []
     for r in _flat_refs(graph.outputs):
         flat.append(read(r))
-    fname = identifier(name or graph.name, "f")
     source = (f"def {fname}({', '.join(params)}):\n" + "\n".join(header + lines)
               + ("\n" if header or lines else "")
               + f"    return ({', '.join(flat)}{',' if len(flat) == 1 else ''})\n")

@@ -71,12 +71,17 @@ class _OpLog(list):
 
     def append(self, op):
         tracer = self.tracer
+        tracer._settle()
         if op.type == "IdentityN" and op.attrs and "_custom_rule" in op.attrs:
             op = tracer._trace_custom_gradient(op)
         super().append(op)
+        deps = frozenset().union(*(tracer._deps_of(x) for x in op.inputs)) \
+            if op.inputs else frozenset()
         for y in op.outputs:
             tracer._known.add(y._id)
             tracer._by_array[id(y._value)] = y
+            if deps:
+                tracer._deps[y._id] = deps
 
 
 class _VariableLog(list):
@@ -102,6 +107,7 @@ class _Tracer:
     """
 
     _watch_accessed_variables = False  # variables reach the _VariableLog instead
+    _is_trace = True                   # recipes record their ops into a trace
 
     def __init__(self, name, parent=None):
         self.name = name
@@ -115,6 +121,15 @@ class _Tracer:
         self._by_array = {}             # id(ndarray) -> the latest tensor holding it
         self._assigned = {}             # id -> (Variable, its value before the trace)
         self._watcher = _VariableLog(self)
+        # Variable reads are snapshots: each value an assigned variable takes in
+        # the trace, id(array) -> (array, index in _ops of the assignment that
+        # made it, or None for the value before the trace's first assignment).
+        self._versions = {}
+        self._unsettled = []            # (variable, op index): new value not seen yet
+        # Which placeholders (their index) or variables each traced value depends
+        # on, and the placeholders whose values the trace used as Python values.
+        self._deps = {}
+        self._value_inputs = {}         # placeholder index -> the value it was traced for
 
     def _variable_assigned(self, variable, value, mode):
         """`variable.assign*(value)` during the trace (the engine calls this just
@@ -123,12 +138,64 @@ class _Tracer:
         gets its old value back when the trace ends."""
         x = value if type(value) is Tensor and value.dtype == variable.dtype else \
             convert_to_tensor(value, dtype=variable.dtype)
-        self._assigned.setdefault(variable._id, (variable, variable._value))
+        self._settle()
+        if variable._id not in self._assigned:
+            self._assigned[variable._id] = (variable, variable._value)
+            self._versions[id(variable._value)] = (variable._value, None)
         self._ops.append(Operation("AssignVariableOp", (x,), (),
                                    {"variable": variable, "mode": mode}, mode))
+        self._unsettled.append((variable, len(self._ops) - 1))
+
+    def _settle(self):
+        """Note the values the assignments recorded so far gave their variables
+        (an assignment changes the value just after telling the tracer)."""
+        for variable, index in self._unsettled:
+            self._versions[id(variable._value)] = (variable._value, index)
+        self._unsettled.clear()
+
+    def _deps_of(self, t):
+        """The placeholders (indices) and Variables the traced value `t` depends on."""
+        if isinstance(t, Variable):
+            return frozenset([("var", t._id)])
+        deps = self._deps.get(t._id)
+        if deps is not None:
+            return deps
+        if t._id in self._variables:
+            return frozenset([("var", t._id)])
+        if self.parent is not None and t._id not in self._known:
+            return self.parent._deps_of(t)
+        return frozenset()
+
+    def _value_read(self, t):
+        """`t`'s value was read as a Python value (an index, a shape, an op
+        attribute, a condition) while tracing: the trace is right only for the
+        values of the arguments it depends on, so calls key on them (as
+        TensorFlow retraces for a new Python number)."""
+        root = self
+        while root.parent is not None:
+            root = root.parent
+        deps = self._deps_of(t) if not isinstance(t, Variable) else {("var", t._id)}
+        for d in deps:
+            if isinstance(d, tuple):
+                d = self._variable(d[1])
+                raise ValueError(
+                    f"mt.function {root.name}: the value of variable {d.name!r} is used "
+                    "as a Python value (an index, a shape, an op attribute or a Python "
+                    "condition) while tracing; a trace would freeze it at "
+                    f"{_show(d._value)}. Pass it as an argument, or use it "
+                    "through ops")
+            if isinstance(d, int):
+                root._value_inputs.setdefault(d, _frozen(root._placeholders[d]._value))
+            else:
+                raise ValueError(
+                    f"mt.function {root.name}: a gradient function uses the value of an "
+                    "upstream gradient as a Python value (an index, a shape or a "
+                    "condition); a traced gradient cannot depend on it")
 
     def placeholder(self, value_tensor):
         t = Tensor(np.array(value_tensor._value))  # its own array (see _forward_value)
+        self._deps[t._id] = frozenset([len(self._placeholders) if self.parent is None
+                                       else "upstream"])
         self._placeholders.append(t)
         self._known.add(t._id)
         self._by_array[id(t._value)] = t
@@ -138,12 +205,14 @@ class _Tracer:
     def active(self):
         """Make this trace the only recorder (outer tapes pause while tracing; they
         record the replay instead)."""
-        saved_tapes, saved_watchers = state.tapes, state.variable_watchers
+        saved = state.tapes, state.variable_watchers, state.value_readers
         state.tapes, state.variable_watchers = [self], [self._watcher]
+        state.value_readers = [self._value_read]
         try:
             yield self
         finally:
-            state.tapes, state.variable_watchers = saved_tapes, saved_watchers
+            state.tapes, state.variable_watchers, state.value_readers = saved
+            self._settle()
             for variable, old in self._assigned.values():
                 variable._value = old  # the replay will assign
 
@@ -221,8 +290,11 @@ class _Tracer:
     # --- building the graph ---------------------------------------------------------
     def build(self, outputs, args=None):
         """Turn the recorded ops into a Graph returning `outputs` (a structure)."""
+        self._settle()
         local = {t._id for t in self._placeholders} | {t._id for t in self._captures}
         pending = []  # the output ids of each node, numbered at the end
+        reads = {}    # (variable id, assignment index or None) -> its read node
+        after = {}    # op index -> the read nodes that follow it
 
         def ref(t):
             if isinstance(t, Variable):
@@ -231,14 +303,29 @@ class _Tracer:
                 return Ref("id", t._id)
             v = self._variable(t._id)
             if v is not None:
-                return Ref("v", v)
+                version = self._versions.get(id(t._value)) if v._id in self._assigned \
+                    else None
+                if version is None:
+                    return Ref("v", v)
+                return Ref("id", snapshot_read(v, version[1]))
             if self._capture(t):  # a value of the enclosing trace
                 local.add(t._id)
                 return Ref("id", t._id)
             return Ref("c", _frozen(t._value))
 
-        nodes = []
-        for op in self._ops:
+        def snapshot_read(v, index):
+            """A read of an assigned variable is an Identity node where it was
+            read: before the first assignment, or just after the assignment that
+            gave the value, so later assignments do not change it."""
+            key = ("read", v._id, index)
+            if key not in reads:
+                reads[key] = Node("Identity", f"{v.name.split(':')[0]}/read", [Ref("v", v)],
+                                  {}, [TensorSpec(v.shape, v.dtype)])
+                after.setdefault(-1 if index is None else index, []).append(key)
+            return key
+
+        entries = []  # (op index, node, its output ids)
+        for index, op in enumerate(self._ops):
             attrs = op.attrs or {}
             if op.type == "IdentityN":
                 if "_gradient_op_type" not in attrs or "_forward_outputs" not in attrs:
@@ -261,8 +348,8 @@ class _Tracer:
                 node_attrs = opdef.from_op(op)
             inputs = [ref(t) for t in op.inputs]
             specs = [TensorSpec(y.shape, y.dtype) for y in op.outputs]
-            nodes.append(Node(op.type, op.name, inputs, node_attrs, specs))
-            pending.append([y._id for y in op.outputs])
+            entries.append((index, Node(op.type, op.name, inputs, node_attrs, specs),
+                            [y._id for y in op.outputs]))
             local.update(y._id for y in op.outputs)
 
         def leaf(x):
@@ -277,6 +364,14 @@ class _Tracer:
                             "and None, in lists, tuples and dicts")
 
         out_structure = _map_structure(outputs, leaf)
+        nodes = [reads[key] for key in after.get(-1, ())]
+        pending = [[key] for key in after.get(-1, ())]
+        for index, node, ids in entries:
+            nodes.append(node)
+            pending.append(ids)
+            for key in after.get(index, ()):
+                nodes.append(reads[key])
+                pending.append([key])
         # Number the values: placeholders, captures, then each node's outputs.
         number = {}
         for t in self._placeholders + self._captures:
@@ -296,8 +391,10 @@ class _Tracer:
         out_structure = _map_structure(out_structure, lambda r: None if r is None
                                        else renumber(r))
         specs = [TensorSpec(t.shape, t.dtype) for t in self._placeholders + self._captures]
-        return Graph(self.name, specs, nodes, out_structure,
-                     num_captures=len(self._captures), args=args)
+        graph = Graph(self.name, specs, nodes, out_structure,
+                      num_captures=len(self._captures), args=args)
+        graph.value_inputs = dict(self._value_inputs)
+        return graph
 
 
 def _map_structure(s, fn):
@@ -308,6 +405,11 @@ def _map_structure(s, fn):
     if isinstance(s, (list, tuple)):
         return type(s)(_map_structure(v, fn) for v in s)
     return fn(s)
+
+
+def _show(value):
+    text = np.array2string(np.asarray(value), threshold=8)
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 def _frozen(value):
@@ -643,6 +745,8 @@ class ConcreteFunction:
         made with jit_compile=True and nothing is watching (no tape, accumulator
         or trace could record a program's NumPy calls), else through the ops,
         which tapes record, so gradients of any order flow through the call."""
+        if self.graph.value_inputs:
+            self.check_values(tensors)
         if self._jit and not state.tapes and not state.variable_watchers:
             program = self._programs.get(None) if self.graph.symbolic_inputs is None \
                 else None
@@ -650,6 +754,21 @@ class ConcreteFunction:
                 program = self.program(tensors)
             return program([t._value for t in tensors])
         return run_graph(self.graph, tensors)
+
+    def check_values(self, tensors):
+        """A trace that used an argument's value (as an index, a shape, an op
+        attribute) runs only for that value."""
+        for k, value in self.graph.value_inputs.items():
+            given = tensors[k]._value
+            if given.dtype != value.dtype or given.shape != value.shape or \
+                    not np.array_equal(given, value, equal_nan=value.dtype.kind in "fc"):
+                names = _input_names(self.graph.args, self._function)
+                name = names[k] if k < len(names) else f"input {k}"
+                raise ValueError(
+                    f"concrete function {self.graph.name}: argument {name!r} was traced "
+                    f"for the value {_show(value)}, which the function uses as a Python "
+                    f"value (an index, a shape or an op attribute); it cannot run for "
+                    f"{_show(given)} (call the mt.function itself, which traces again)")
 
     def program(self, tensors=None):
         """The compiled program for these input tensors (made once per shapes)."""
@@ -675,6 +794,42 @@ class ConcreteFunction:
 
 
 _NOT_YET = object()
+
+
+class _ByValue:
+    """The traces of one input signature whose Python function uses some tensor
+    arguments' values as Python values (`x[i]`, `mt.reshape(x, shape)`,
+    `pad(..., constant_values=c)`): one trace per value of those arguments, as
+    TensorFlow retraces for each new Python number. `which` are their indices."""
+
+    polymorphic = False
+
+    def __init__(self, function, template, key, concrete, tensors):
+        self._function, self._template, self._key = function, template, key
+        self.which = sorted(concrete.graph.value_inputs)
+        self.traces = {self._value_key(tensors): concrete}
+
+    def _value_key(self, tensors):
+        return tuple(tensors[k]._value.tobytes() for k in self.which)
+
+    def trace_for(self, tensors):
+        concrete = self.traces.get(self._value_key(tensors))
+        if concrete is None:
+            function = self._function
+            with function._lock:
+                concrete = function._trace(self._template, tensors, self._key)
+                if not set(concrete.graph.value_inputs) <= set(self.which):
+                    # this value took a path that uses more arguments' values
+                    self.which = sorted(set(self.which) | set(concrete.graph.value_inputs))
+                    self.traces = {}
+                function._keep(self.traces, self._value_key(tensors), concrete)
+        return concrete
+
+    def run(self, tensors):
+        return self.trace_for(tensors).run(tensors)
+
+    def program(self, tensors):
+        return self.trace_for(tensors).program(tensors)
 
 
 class Function:
@@ -750,8 +905,14 @@ class Function:
                 if concrete is None:
                     concrete = self._signature_trace_for(key) or \
                         self._trace(template, tensors, key)
-                    self._concrete[key] = concrete
+                    if concrete.graph.value_inputs:
+                        concrete = _ByValue(self, template, key, concrete, tensors)
+                    self._keep(self._concrete, key, concrete)
         return concrete
+
+    def _keep(self, traces, key, concrete):
+        """Keep a new trace, under a bound (the oldest goes first)."""
+        traces[key] = concrete
 
     def _signature_trace_for(self, key):
         """The input_signature's one trace, when it has unknown sizes or ranks,
@@ -807,6 +968,8 @@ class Function:
         program for these arguments, "graph" the traced graph as text."""
         template, tensors, key = self._split(args, kwargs)
         concrete = self._concrete_for(template, tensors, key)
+        if isinstance(concrete, _ByValue):
+            concrete = concrete.trace_for(tensors)
 
         def ir(stage="python", device_name=None):
             if stage == "python":
@@ -824,11 +987,16 @@ class Function:
         if not args and not kwargs and self.input_signature is not None:
             return self.signature_concrete_function()
         template, tensors, key = self._split(args, kwargs)
-        return self._concrete_for(template, tensors, key)
+        concrete = self._concrete_for(template, tensors, key)
+        return concrete.trace_for(tensors) if isinstance(concrete, _ByValue) else concrete
 
     def concrete_functions(self):
         """The traces made so far (each once)."""
-        return list({id(c): c for c in self._concrete.values()}.values())
+        found = {}
+        for c in self._concrete.values():
+            for trace in (c.traces.values() if isinstance(c, _ByValue) else (c,)):
+                found.setdefault(id(trace), trace)
+        return list(found.values())
 
     def signature_concrete_function(self, any_rank=False):
         """The trace `mt.saved_model.save` writes for the input_signature.
@@ -861,9 +1029,12 @@ class Function:
         """The trace with each unknown size 1 and each unknown rank a scalar."""
         template, tensors, key = self._split(tuple(self.input_signature), {})
         concrete = self._concrete.get(key)
+        if isinstance(concrete, _ByValue):
+            return concrete.trace_for(tensors)
         if concrete is None or concrete.polymorphic:
             concrete = self._trace(template, tensors, key)
-            self._concrete.setdefault(key, concrete)
+            if not concrete.graph.value_inputs:
+                self._concrete.setdefault(key, concrete)
         return concrete
 
     def _polymorphic_trace(self):
@@ -893,6 +1064,8 @@ class Function:
                 if not ranks:
                     raise
                 return None  # the function needs a rank: trace each shape on its own
+        if any(trace.graph.value_inputs for trace, _ in traces):
+            return None  # it uses an argument's value: one trace per value instead
         symbols = {p: f"n{k}" for k, p in enumerate(pairs)}
         graph = generalize(traces[0][0].graph, traces[1][0].graph, symbols)
         if graph is None:

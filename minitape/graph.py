@@ -82,6 +82,9 @@ class Graph:
         # traced with; `symbolic_inputs` are the input shapes with those symbols.
         self.dims = dict(dims or {})
         self.symbolic_inputs = symbolic_inputs
+        # Inputs whose values the trace used as Python values (an index, a shape,
+        # an op attribute): input number -> the value this graph is right for.
+        self.value_inputs = {}
         first = len(self.inputs)
         for node in self.nodes:
             node.first = first

@@ -16,7 +16,7 @@ import numbers
 import numpy as np
 
 from . import arguments
-from .context import state, variable_accessed, variable_assigned
+from .context import state, value_read, variable_accessed, variable_assigned
 
 float16 = np.dtype("float16")
 float32 = np.dtype("float32")
@@ -68,10 +68,14 @@ class TensorLike:
 
     def numpy(self):
         """A NumPy copy of the value (a NumPy scalar for a 0-d tensor)."""
+        if state.value_readers:
+            value_read(self)
         v = self._value
         return v[()] if v.ndim == 0 else v.copy()
 
     def __array__(self, dtype=None, copy=None):
+        if state.value_readers:
+            value_read(self)
         return np.array(self._value, dtype=dtype, copy=True)
 
     def __len__(self):
@@ -84,6 +88,8 @@ class TensorLike:
         return (self[i] for i in range(n))
 
     def _scalar(self, what):
+        if state.value_readers:
+            value_read(self)
         if self._value.size != 1:
             raise ValueError(
                 f"{what} needs a tensor with one element, got shape {self.shape}")
@@ -105,6 +111,8 @@ class TensorLike:
             raise ValueError(
                 f"the truth value of a tensor of shape {self.shape} is ambiguous; "
                 "use mt.reduce_any/all or compare a scalar")
+        if state.value_readers:
+            value_read(self)
         return bool(self._value.reshape(())[()])
 
     def __format__(self, spec):

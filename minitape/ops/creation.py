@@ -20,7 +20,7 @@ def ones(shape, dtype=float32, name=None):
 def fill(dims, value, name=None):
     dims = arguments.shape("fill", dims, what="dims")
     try:
-        value = convert_to_tensor(value)._value  # Python floats become float32
+        value = np.asarray(convert_to_tensor(value))  # Python floats become float32
     except (TypeError, ValueError) as e:
         raise type(e)(f"fill: value {value!r}: {e}") from None
     if value.ndim != 0:

@@ -276,7 +276,7 @@ def _index_arg(index):
     out = []
     for item in index:
         if isinstance(item, Tensor):
-            item = item._value
+            item = np.asarray(item)  # (through __array__: a trace learns it needs the value)
         if isinstance(item, (list, np.ndarray)):
             item = np.asarray(item)
         elif isinstance(item, np.generic) and item.dtype.kind in "iu":
