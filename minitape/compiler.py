@@ -59,7 +59,27 @@ def softplus(v):
     return np.logaddexp(v, 0).astype(v.dtype, copy=False)
 
 
+def reduce_max(v, axis, keepdims):
+    """np.max, and for nothing to reduce TensorFlow's identity (-inf, or the
+    smallest integer), as `mt.reduce_max` computes it."""
+    if v.size:
+        return np.max(v, axis, keepdims=keepdims)
+    lowest = False if v.dtype.kind == "b" else \
+        -np.inf if v.dtype.kind in "fc" else np.iinfo(v.dtype).min
+    return np.max(v, axis, keepdims=keepdims, initial=lowest)
+
+
+def reduce_min(v, axis, keepdims):
+    if v.size:
+        return np.min(v, axis, keepdims=keepdims)
+    highest = True if v.dtype.kind == "b" else \
+        np.inf if v.dtype.kind in "fc" else np.iinfo(v.dtype).max
+    return np.min(v, axis, keepdims=keepdims, initial=highest)
+
+
 def softmax(v, axis):
+    if v.size == 0:  # nothing to normalise (np.max refuses an empty axis)
+        return v.copy()
     e = np.exp(v - np.max(v, axis=axis, keepdims=True))
     return e / np.sum(e, axis=axis, keepdims=True)
 
@@ -127,6 +147,7 @@ def assign_sub(variable, value):
 
 HELPERS = {"np": np, "matmul_rows": matmul_rows, "matmul_columns": matmul_columns,
            "sigmoid": sigmoid, "elu": elu, "softplus": softplus,
+           "reduce_max": reduce_max, "reduce_min": reduce_min,
            "softmax": softmax, "solve": solve, "inv": inv, "scatter": scatter,
            "assign": assign, "assign_add": assign_add, "assign_sub": assign_sub}
 
@@ -160,8 +181,8 @@ LINES = {
     "StridedSliceGrad": "scatter({0}, {index}, {shape}, {batch_ndim})",
     "Sum": "np.sum({0}, {axis}, keepdims={keepdims})",
     "Mean": "np.mean({0}, {axis}, keepdims={keepdims})",
-    "Max": "np.max({0}, {axis}, keepdims={keepdims})",
-    "Min": "np.min({0}, {axis}, keepdims={keepdims})",
+    "Max": "reduce_max({0}, {axis}, keepdims={keepdims})",
+    "Min": "reduce_min({0}, {axis}, keepdims={keepdims})",
     "Prod": "np.prod({0}, {axis}, keepdims={keepdims})",
     "Einsum": "np.einsum({equation}, {inputs})",
 }
@@ -406,6 +427,7 @@ def compile_graph(graph, input_names=None, shapes=None, name=None):
                 _alias(node.first + k, r, expr, constants, adjoint, read)
             continue
         if node.op in ("Identity", "StopGradient") or (
+                node.op == "PadV2" and not node.attrs["paddings"]) or (
                 node.op in ("Reshape", "BroadcastTo")
                 and out_shapes[0] is not None
                 and _spec(node.inputs[0], specs)[0] == tuple(out_shapes[0])):

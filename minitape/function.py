@@ -34,6 +34,7 @@ import contextlib
 import functools
 import inspect
 import threading
+import warnings
 import weakref
 
 import numpy as np
@@ -607,8 +608,11 @@ def _convert_to_spec(value, spec, where):
     if isinstance(value, TensorSpec):
         shape = () if value.shape is None else tuple(1 if s is None else s for s in value.shape)
         value = Tensor(np.ones(shape, value.dtype))
+    any_length = spec.dtype.kind in "US" and spec.dtype.itemsize == 0  # mt.string
     try:
-        t = convert_to_tensor(value, dtype=spec.dtype)
+        t = convert_to_tensor(value, dtype=None if any_length else spec.dtype)
+        if any_length and t.dtype.kind != spec.dtype.kind:
+            raise TypeError
     except TypeError:
         given = getattr(value, "dtype", type(value).__name__)
         raise TypeError(f"{where}: expected a {spec.dtype} tensor for {spec}, "
@@ -677,7 +681,30 @@ def bind_arguments(signature, input_signature, args, kwargs, where):
     except TypeError as e:
         raise TypeError(f"{where}: {e}") from None
     bound.apply_defaults()
-    return split_arguments(list(bound.arguments.values()), input_signature, where)
+    specs = input_signature
+    kinds = [signature.parameters[name].kind for name in bound.arguments]
+    if input_signature is not None and inspect.Parameter.VAR_POSITIONAL in kinds:
+        specs = _parameter_specs(bound, kinds, list(input_signature), where)
+    return split_arguments(list(bound.arguments.values()), specs, where)
+
+
+def _parameter_specs(bound, kinds, specs, where):
+    """The input_signature's specs per parameter when the function takes *args:
+    as in TensorFlow, the specs beyond the named parameters are for *args."""
+    out, pos = [], 0
+    for value, kind in zip(bound.arguments.values(), kinds):
+        if kind == inspect.Parameter.VAR_POSITIONAL:
+            if pos + len(value) > len(specs):
+                raise TypeError(f"{where}: too many positional arguments for the "
+                                f"input_signature ({len(specs)} TensorSpecs)")
+            out.append(tuple(specs[pos:pos + len(value)]))
+            pos += len(value)
+        elif kind == inspect.Parameter.VAR_KEYWORD:
+            out.append(None)
+        else:
+            out.append(specs[pos] if pos < len(specs) else None)
+            pos += 1
+    return out
 
 
 def fill_arguments(template, tensors):
@@ -778,6 +805,8 @@ class ConcreteFunction:
         programs = self._programs
         program = programs.get(shapes)
         if program is None:
+            while len(programs) >= MAX_TRACES:  # one per shape: bounded, oldest first
+                programs.pop(next(iter(programs)))
             node_shapes = None
             if shapes is not None:
                 dims = bind_dims(graph, tensors)
@@ -794,6 +823,9 @@ class ConcreteFunction:
 
 
 _NOT_YET = object()
+_FAILED = object()
+MAX_TRACES = 64        # traces one function keeps (and compiled programs one trace keeps)
+RETRACING_WARNING = 5  # traces before a warning (then at 10, 20, 40, ...)
 
 
 class _ByValue:
@@ -911,8 +943,12 @@ class Function:
         return concrete
 
     def _keep(self, traces, key, concrete):
-        """Keep a new trace, under a bound (the oldest goes first)."""
+        """Keep a new trace, under a bound: past MAX_TRACES the oldest goes."""
         traces[key] = concrete
+        while len(traces) > MAX_TRACES:
+            dropped = traces.pop(next(iter(traces)))
+            self._by_shapes = {k: c for k, c in self._by_shapes.items()
+                               if c is not dropped}
 
     def _signature_trace_for(self, key):
         """The input_signature's one trace, when it has unknown sizes or ranks,
@@ -944,6 +980,18 @@ class Function:
         graph = tracer.build(outputs, args=template)
         self._tracing_count += count
         self._exact_traces += count
+        if count and self._tracing_count >= RETRACING_WARNING and \
+                (self._tracing_count // RETRACING_WARNING) & \
+                (self._tracing_count // RETRACING_WARNING - 1) == 0 and \
+                self._tracing_count % RETRACING_WARNING == 0:
+            warnings.warn(
+                f"mt.function {self._name} has been traced {self._tracing_count} times. "
+                f"Tracing is expensive (and at most {MAX_TRACES} traces are kept). Likely "
+                "causes: calls with tensors of many shapes (give an input_signature with "
+                "None sizes), Python numbers as arguments (pass tensors), or tensor "
+                "arguments whose values the function reads as Python values (an index, "
+                "a shape, a condition). As TensorFlow warns of excessive retracing.",
+                RuntimeWarning, stacklevel=4)
         return ConcreteFunction(self, graph, key)
 
     def __call__(self, *args, **kwargs):
@@ -966,6 +1014,15 @@ class Function:
         """TensorFlow's way to read what a call runs: `f.experimental_get_compiler_ir(x)`
         returns a function of `stage`: "python" gives the source of the compiled
         program for these arguments, "graph" the traced graph as text."""
+        if not self.jit_compile:
+            raise ValueError(f"experimental_get_compiler_ir of mt.function {self._name}: "
+                             "Compiler IR can only be returned for functions marked with "
+                             "'jit_compile=True'")
+        unknown = [s for s in nest.flatten([list(args), list(kwargs.values())])
+                   if isinstance(s, TensorSpec) and (s.shape is None or None in s.shape)]
+        if unknown:  # a program is written for sizes it knows, as XLA's
+            raise ValueError(f"experimental_get_compiler_ir of mt.function {self._name}: "
+                             f"Only support static input shape but got inputs = {unknown}")
         template, tensors, key = self._split(args, kwargs)
         concrete = self._concrete_for(template, tensors, key)
         if isinstance(concrete, _ByValue):
@@ -1039,13 +1096,24 @@ class Function:
 
     def _polymorphic_trace(self):
         """Trace twice, with different sizes for each unknown size and, for an
-        unknown rank, a scalar and then a matrix; one graph if they agree."""
+        unknown rank, a scalar and then a matrix; one graph if they agree. When
+        the function fails on different sizes (`a + b`, `a @ a`: sizes the ops
+        require to be equal), it tries again with one size for all of them;
+        when that fails too, each call's shapes get a trace of their own."""
         specs = nest.flatten(list(self.input_signature))
         n = sum(d is None for s in specs if s.shape is not None for d in s.shape)
         ranks = sum(s.shape is None for s in specs)
         if not n and not ranks:
             return None
         pairs = sentinel_sizes(n + 2 * ranks)
+        concrete = self._trace_twice(specs, pairs)
+        if concrete is _FAILED and n > 1 and not ranks:
+            concrete = self._trace_twice(specs, [pairs[0]] * n)
+        return None if concrete is _FAILED else concrete
+
+    def _trace_twice(self, specs, pairs):
+        """The shape-polymorphic trace for these sentinel size pairs, None when
+        the two traces differ in more than sizes, _FAILED when tracing raised."""
         traces = []
         for pick in (0, 1):
             sizes = iter(p[pick] for p in pairs)
@@ -1061,12 +1129,10 @@ class Function:
             try:
                 traces.append((self._trace(template, tensors, key, count=False), key))
             except Exception:
-                if not ranks:
-                    raise
-                return None  # the function needs a rank: trace each shape on its own
+                return _FAILED  # trace each shape on its own (it raises there if wrong)
         if any(trace.graph.value_inputs for trace, _ in traces):
             return None  # it uses an argument's value: one trace per value instead
-        symbols = {p: f"n{k}" for k, p in enumerate(pairs)}
+        symbols = {p: f"n{k}" for k, p in enumerate(dict.fromkeys(pairs))}
         graph = generalize(traces[0][0].graph, traces[1][0].graph, symbols)
         if graph is None:
             return None

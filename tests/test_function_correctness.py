@@ -4,6 +4,7 @@ Every expected number is what TensorFlow 2.21 returns for the same program
 under `tf.function` (run eagerly, it is also what minitape returns eagerly).
 """
 import tempfile
+import warnings
 
 import numpy as np
 import pytest
@@ -278,3 +279,108 @@ def test_not_differentiable_needs_a_string(op_type):
         mt.NotDifferentiable(op_type)
     with pytest.raises(TypeError, match="op_type must be a string"):
         mt.no_gradient(op_type)
+
+
+# --- 6. crashes where TensorFlow works --------------------------------------------------
+
+TWO_ANY = [mt.TensorSpec([None]), mt.TensorSpec([None])]
+
+
+@MODES
+def test_unknown_sizes_that_the_ops_need_equal_may_be_equal(jit):
+    add = mt.function(lambda a, b: a + b, input_signature=TWO_ANY, jit_compile=jit)
+    np.testing.assert_array_equal(add(mt.ones([3]), mt.ones([3])).numpy(), [2, 2, 2])
+    np.testing.assert_array_equal(add(mt.ones([1]), mt.ones([2])).numpy(), [2, 2])
+    np.testing.assert_array_equal(add(mt.ones([5]), mt.ones([5])).numpy(), [2] * 5)
+    with pytest.raises(ValueError, match="add: shapes"):
+        add(mt.ones([2]), mt.ones([3]))
+    square = mt.function(lambda a: a @ a, input_signature=[mt.TensorSpec([None, None])],
+                         jit_compile=jit)
+    np.testing.assert_array_equal(square(mt.ones([3, 3])).numpy(), np.full((3, 3), 3.0))
+    matvec = mt.function(lambda a, b: mt.einsum("ij,j->i", a, b), jit_compile=jit,
+                         input_signature=[mt.TensorSpec([None, None]), mt.TensorSpec([None])])
+    np.testing.assert_array_equal(matvec(mt.ones([2, 3]), mt.ones([3])).numpy(), [3, 3])
+
+
+@MODES
+def test_max_min_and_softmax_over_an_empty_axis(jit):
+    x = mt.zeros([0, 3])
+    f = mt.function(lambda x: (mt.reduce_max(x, axis=0), mt.reduce_min(x, axis=0)),
+                    jit_compile=jit)
+    hi, lo = f(x)
+    np.testing.assert_array_equal(hi.numpy(), [-np.inf] * 3)   # TensorFlow's identity
+    np.testing.assert_array_equal(lo.numpy(), [np.inf] * 3)
+    ints = mt.function(lambda x: mt.reduce_max(x, axis=0), jit_compile=jit)
+    np.testing.assert_array_equal(ints(mt.zeros([0, 2], mt.int32)).numpy(),
+                                  [np.iinfo(np.int32).min] * 2)
+
+    def gradient(x):
+        with mt.GradientTape() as tape:
+            tape.watch(x)
+            ys = [mt.reduce_max(x, axis=0), mt.reduce_min(x, axis=0)]
+        return tape.gradient(ys, x)
+    assert mt.function(gradient, jit_compile=jit)(x).shape == (0, 3)
+    softmax = mt.function(lambda x: mt.nn.softmax(x), jit_compile=jit)
+    assert softmax(mt.zeros([3, 0])).shape == (3, 0)
+
+
+@MODES
+def test_pad_of_a_scalar_with_empty_paddings(jit):
+    f = mt.function(lambda x: mt.pad(x, np.zeros((0, 2), np.int32)), jit_compile=jit)
+    assert float(f(mt.constant(3.0))) == 3.0
+    assert float(f(mt.constant(4.0))) == 4.0
+
+
+@MODES
+def test_an_input_signature_covers_star_args(jit):
+    f = mt.function(lambda *a: a[0] + a[1], jit_compile=jit,
+                    input_signature=[mt.TensorSpec([]), mt.TensorSpec([])])
+    assert float(f(mt.constant(1.0), mt.constant(2.0))) == 3.0
+
+    def g(x, *rest):
+        return x + sum(rest)
+    g = mt.function(g, input_signature=[mt.TensorSpec([]), mt.TensorSpec([])])
+    assert float(g(mt.constant(1.0), mt.constant(2.0))) == 3.0
+    with pytest.raises(TypeError, match="too many positional arguments"):
+        f(mt.constant(1.0), mt.constant(2.0), mt.constant(3.0))
+
+
+def test_tensor_spec_arguments_as_in_tensorflow():
+    assert mt.TensorSpec(5).shape == (5,)                  # TensorFlow: shape [5]
+    assert mt.TensorSpec((5,)).shape == (5,)
+    with pytest.raises(TypeError, match="dtype"):
+        mt.TensorSpec(None, None)                            # TensorFlow: TypeError
+    f = mt.function(lambda s: s, input_signature=[mt.TensorSpec([], mt.string)])
+    assert f(mt.constant("ab")).numpy() == "ab"
+    assert f(mt.constant("abc")).numpy() == "abc"
+    with pytest.raises(TypeError, match="expected a"):
+        f(mt.constant(1.0))
+
+
+def test_compiler_ir_needs_jit_compile_and_known_shapes():
+    with pytest.raises(ValueError, match="jit_compile=True"):
+        mt.function(lambda a: a * 2).experimental_get_compiler_ir(mt.constant(1.0))
+    f = mt.function(lambda a: a * 2, jit_compile=True,
+                    input_signature=[mt.TensorSpec([None])])
+    with pytest.raises(ValueError, match="Only support static input shape"):
+        f.experimental_get_compiler_ir(mt.TensorSpec([None]))
+    assert "a * c0" in f.experimental_get_compiler_ir(mt.ones([3]))()
+
+
+def test_retracing_warns_and_the_kept_traces_are_bounded():
+    from minitape.function import MAX_TRACES
+    f = mt.function(lambda x: x * 2)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for n in range(1, MAX_TRACES + 20):
+            f(mt.ones([n]))
+    assert [str(w.message).split(" Tracing")[0] for w in caught] == [
+        f"mt.function <lambda> has been traced {n} times." for n in (5, 10, 20, 40, 80)]
+    assert len(f.concrete_functions()) == MAX_TRACES
+    assert f(mt.ones([1])).shape == (1,)   # an evicted trace is made again
+    g = mt.function(lambda x: x * 2, input_signature=[mt.TensorSpec([None])],
+                    jit_compile=True)
+    for n in range(1, MAX_TRACES + 20):
+        g(mt.ones([n]))
+    (trace,) = g.concrete_functions()
+    assert len(trace._programs) == MAX_TRACES
