@@ -3,6 +3,7 @@
 Every expected number is what TensorFlow 2.21 returns for the same program
 under `tf.function` (run eagerly, it is also what minitape returns eagerly).
 """
+import re
 import tempfile
 import warnings
 
@@ -384,3 +385,37 @@ def test_retracing_warns_and_the_kept_traces_are_bounded():
         g(mt.ones([n]))
     (trace,) = g.concrete_functions()
     assert len(trace._programs) == MAX_TRACES
+
+
+# --- 7. clear errors ----------------------------------------------------------------------
+
+@pytest.mark.parametrize("tangent", [mt.constant([1, 2]), mt.constant([1.0, 2.0], mt.float64)])
+def test_a_tangent_of_the_wrong_dtype_names_the_accumulator_primal_and_dtypes(tangent):
+    x = mt.constant([1.0, 2.0])
+    # TensorFlow: ValueError "Tensor conversion requested dtype float32 for Tensor with dtype ..."
+    with pytest.raises(ValueError, match=f"ForwardAccumulator: tangent 0 has dtype "
+                                         f"{tangent.dtype}, but its primal 0 .* float32"):
+        mt.autodiff.ForwardAccumulator(x, tangent)
+    v = mt.Variable(1.0, name="w")
+    with pytest.raises(ValueError, match="primal 0 \\(variable 'w:0'\\)"):
+        mt.autodiff.ForwardAccumulator(v, mt.constant(1.0, mt.float64))
+
+
+@pytest.mark.parametrize("value, shown", [(1.0, "Tensor of shape ()"),
+                                          ([1.0, 2.0], "Tensor of shape (2,)")])
+def test_a_custom_gradient_returning_a_tensor_raises_at_the_call(value, shown):
+    @mt.custom_gradient
+    def doubled(x):
+        return x * 2.0   # forgot the gradient function
+
+    # TensorFlow: TypeError ("Cannot iterate over a scalar tensor", "unsupported callable")
+    with pytest.raises(TypeError, match=f"custom_gradient doubled: .*tuple \\(y, grad_fn\\)"
+                                        f".*got a {re.escape(shown)}"):
+        doubled(mt.constant(value))
+
+
+def test_ragged_paddings_and_too_many_dimensions_name_the_op():
+    with pytest.raises(ValueError, match=r"pad: paddings must be 2 pairs .*\[\[1, 1\], \[1\]\]"):
+        mt.pad(mt.ones([2, 2]), [[1, 1], [1]])
+    with pytest.raises(ValueError, match="ones: shape has 65 dimensions"):
+        mt.ones([1] * 65)

@@ -137,7 +137,11 @@ def pad(tensor, paddings, mode="CONSTANT", constant_values=0, name=None):
     x = tensor_input("pad", tensor)
     if str(mode).upper() != "CONSTANT":
         raise NotImplementedError(f"pad: only mode='CONSTANT' is supported, got {mode!r}")
-    widths = np.asarray(paddings)
+    try:
+        widths = np.asarray(paddings)
+    except ValueError:  # ragged: [[1, 1], [1]]
+        raise ValueError(f"pad: paddings must be {x.ndim} pairs of non-negative integers "
+                         f"for a tensor of shape {x.shape}, got {paddings!r:.80}") from None
     if widths.size and widths.dtype.kind not in "iu":
         raise TypeError(f"pad: paddings must hold integers, got dtype {widths.dtype}: "
                         f"{widths.tolist()}")
