@@ -10,8 +10,7 @@ class _ThreadState(threading.local):
     def __init__(self):
         self.tapes = []              # GradientTapes recording now, outermost first
         self.variable_watchers = []  # lists that collect the variables read (custom_gradient)
-        self.value_readers = []      # called with a tensor whose value is read as a
-        #                              Python value (a trace keys itself on it)
+        self.value_readers = []      # traces, told of each value read as a Python value
 
 
 state = _ThreadState()
@@ -37,8 +36,6 @@ def variable_assigned(variable, value, mode):
 
 
 def value_read(tensor):
-    """Called when a tensor's value leaves the ops as a Python or NumPy value
-    (`int(t)`, `t.numpy()`, `np.asarray(t)`, `x[t]`): a function being traced
-    learns that its trace holds for this value only."""
+    """`int(t)`, `t.numpy()`, `np.asarray(t)`, `x[t]`: a trace holds for this value only."""
     for reader in state.value_readers:
         reader(tensor)

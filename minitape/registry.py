@@ -76,18 +76,13 @@ def _qualname(fn):
 
 
 def NotDifferentiable(op_type):
-    """Declare that ops of this type have no gradient (their inputs get None).
-
-    As in TensorFlow, an op type that has a gradient keeps it (KeyError):
-    `no_gradient("Mul")` would silently turn every product's gradient into
-    None. Declaring a type not differentiable again (a re-run cell) is fine.
-    """
+    """Declare that ops of this type have no gradient (their inputs get None). As
+    in TensorFlow, a type with a gradient keeps it (KeyError); again is fine."""
     if not isinstance(op_type, str):
         raise TypeError(f"NotDifferentiable: op_type must be a string, got {op_type!r}")
-    old = _rules.get(op_type)
-    if old is not None:
+    if _rules.get(op_type) is not None:
         raise KeyError(f"Registering two gradient with name '{op_type}'! (it has the "
-                       f"gradient {_qualname(old[0])}; NotDifferentiable cannot replace it)")
+                       f"gradient {_qualname(_rules[op_type][0])})")
     _rules[op_type] = None
 
 

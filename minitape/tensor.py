@@ -68,14 +68,12 @@ class TensorLike:
 
     def numpy(self):
         """A NumPy copy of the value (a NumPy scalar for a 0-d tensor)."""
-        if state.value_readers:
-            value_read(self)
+        value_read(self)  # (a trace holds for this value only)
         v = self._value
         return v[()] if v.ndim == 0 else v.copy()
 
     def __array__(self, dtype=None, copy=None):
-        if state.value_readers:
-            value_read(self)
+        value_read(self)  # (a trace holds for this value only)
         return np.array(self._value, dtype=dtype, copy=True)
 
     def __len__(self):
@@ -88,8 +86,7 @@ class TensorLike:
         return (self[i] for i in range(n))
 
     def _scalar(self, what):
-        if state.value_readers:
-            value_read(self)
+        value_read(self)  # (a trace holds for this value only)
         if self._value.size != 1:
             raise ValueError(
                 f"{what} needs a tensor with one element, got shape {self.shape}")
@@ -111,8 +108,7 @@ class TensorLike:
             raise ValueError(
                 f"the truth value of a tensor of shape {self.shape} is ambiguous; "
                 "use mt.reduce_any/all or compare a scalar")
-        if state.value_readers:
-            value_read(self)
+        value_read(self)  # (a trace holds for this value only)
         return bool(self._value.reshape(())[()])
 
     def __format__(self, spec):

@@ -170,6 +170,28 @@ def test_a_read_before_an_assignment_keeps_its_value_and_gradient(jit):
     assert float(f(x)) == 6.0
 
 
+def test_a_saved_swap_swaps(tmp_path):
+    module = mt.Module()
+    module.p, module.q = mt.Variable(1.0), mt.Variable(2.0)
+
+    @mt.function(input_signature=[])
+    def swap():
+        a = module.p.read_value()
+        b = module.q.read_value()
+        module.p.assign(b)
+        module.q.assign(a)
+        return a, b
+
+    module.swap = swap
+    mt.saved_model.save(module, str(tmp_path))
+    loaded = mt.saved_model.load(str(tmp_path))
+    assert [float(t) for t in loaded.swap()] == [1.0, 2.0]
+    assert (float(loaded.p), float(loaded.q)) == (2.0, 1.0)
+    compiled = mt.function(lambda: loaded.swap(), jit_compile=True)
+    assert [float(t) for t in compiled()] == [2.0, 1.0]
+    assert (float(loaded.p), float(loaded.q)) == (1.0, 2.0)
+
+
 # --- 3. recompute_grad follows its inputs ---------------------------------------------
 
 @MODES
