@@ -30,11 +30,12 @@ ordinary op; nodes whose values reach no output and no assignment are dropped.
 """
 import keyword
 import math
+import operator
 import re
 
 import numpy as np
 
-from . import arguments
+from . import arguments, ops
 from .context import state
 from .graph import OPS, pack_outputs
 from .tensor import Tensor
@@ -186,6 +187,27 @@ LINES = {
     "Prod": "np.prod({0}, {axis}, keepdims={keepdims})",
     "Einsum": "np.einsum({equation}, {inputs})",
 }
+# The NumPy function each line above computes, for the elementwise ops: where
+# an op's forward (`ops/elementwise.py`, its `numpy_fn`) runs another function,
+# the line calls that function instead, so a program computes what the op does.
+_LINE_FUNCTIONS = {
+    "AddV2": (ops.add, operator.add), "Sub": (ops.subtract, operator.sub),
+    "Mul": (ops.multiply, operator.mul), "RealDiv": (ops.divide, operator.truediv),
+    "Pow": (ops.pow, operator.pow), "Neg": (ops.negative, operator.neg),
+    "Square": (ops.square, np.square), "Sqrt": (ops.sqrt, np.sqrt),
+    "Exp": (ops.exp, np.exp), "Log": (ops.log, np.log), "Sin": (ops.sin, np.sin),
+    "Cos": (ops.cos, np.cos), "Tanh": (ops.tanh, np.tanh), "Abs": (ops.abs, np.abs),
+    "Sign": (ops.sign, np.sign), "Round": (ops.round, np.round),
+    "Floor": (ops.floor, np.floor)}
+
+
+def _forward_function(op_type):
+    """The op's own NumPy function when its line would compute something else."""
+    op, written = _LINE_FUNCTIONS.get(op_type, (None, None))
+    fn = getattr(op, "numpy_fn", written)
+    return None if fn is written else fn
+
+
 _MATMUL = {(False, False): "{0} @ {1}", (True, False): "np.swapaxes({0}, -1, -2) @ {1}",
            (False, True): "{0} @ np.swapaxes({1}, -1, -2)",
            (True, True): "np.swapaxes({0}, -1, -2) @ np.swapaxes({1}, -1, -2)"}
@@ -458,6 +480,11 @@ def compile_graph(graph, input_names=None, shapes=None, name=None):
             continue
         attrs = _attributes(node, out_shapes, in_dtypes)
         template = _template(node, in_shapes)
+        forward = _forward_function(node.op)
+        if forward is not None:  # named as the op's function is (bound, never pasted)
+            word = identifier(getattr(forward, "__name__", "forward"), "forward")
+            template = f"{{{word}}}(" + ", ".join(f"{{{k}}}" for k in range(len(ins))) + ")"
+            attrs = {word: forward}
         if node.op == "SelectV2" and _is_mask_product(known, in_shapes, out_shapes[0]):
             template = "{1} * {0}"  # where(mask, c, 0) for a constant c >= 0: c * mask
         args = [read(r) for r in ins]
