@@ -24,7 +24,7 @@ import numpy as np
 
 from . import nest
 from .compiler import compile_graph
-from .context import state
+from .context import state, value_read
 from .graph import (GRADIENT_GRAPHS, OPS, Graph, Node, NodeError, Ref,  # noqa: F401
                     bind_dims, register_gradient_graph, run_graph)
 from .signatures import (InputSlot, bind_arguments, check_signature,  # noqa: F401
@@ -136,6 +136,8 @@ class _ByValue:
         self.traces = {self._value_key(tensors): concrete}
 
     def _value_key(self, tensors):
+        for k in self.which:  # (called inside another trace: that trace depends on them)
+            value_read(tensors[k])
         return tuple(tensors[k]._value.tobytes() for k in self.which)
 
     def trace_for(self, tensors):

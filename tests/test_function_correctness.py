@@ -96,6 +96,15 @@ def test_a_signature_with_a_tensor_index_traces_per_value(jit):
     assert float(f(mt.constant([1.0, 2.0, 3.0, 4.0]), mt.constant(3))) == 4.0
 
 
+@MODES
+def test_a_function_indexing_inside_another_follows_the_index(jit):
+    inner = mt.function(lambda x, i: x[i])
+    outer = mt.function(lambda x, i: inner(x, i) * 2.0, jit_compile=jit)
+    x = mt.constant([1.0, 2.0, 3.0])
+    assert float(outer(x, mt.constant(0))) == 2.0
+    assert float(outer(x, mt.constant(2))) == 6.0
+
+
 def test_a_concrete_function_for_one_index_value_refuses_another():
     f = mt.function(lambda x, i: x[i])
     x = mt.constant([1.0, 2.0, 3.0])
