@@ -519,12 +519,31 @@ def compile_graph(graph, input_names=None, shapes=None, name=None):
     flat = []
     for r in _flat_refs(graph.outputs):
         flat.append(read(r))
+    header, lines = _drop_unused(header, lines, flat)
     source = (f"def {fname}({', '.join(params)}):\n" + "\n".join(header + lines)
               + ("\n" if header or lines else "")
               + f"    return ({', '.join(flat)}{',' if len(flat) == 1 else ''})\n")
     code = compile(source, f"<minitape compiled {fname}>", "exec")
     exec(code, namespace)
     return Program(source, namespace[fname], graph.outputs)
+
+
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _drop_unused(header, lines, returned):
+    """Lines whose value nothing uses (left behind by a simplification, such as
+    a mask `where` on a constant condition), and their constants, dropped."""
+    used, kept = set(returned), []
+    for line in reversed(lines):
+        code = line.split("  #", 1)[0]
+        target, _, value = code.strip().partition(" = ")
+        if value and target not in used:
+            continue
+        used.update(_NAME.findall(value or code))
+        kept.append(line)
+    kept.reverse()
+    return [h for h in header if h.split()[1].rstrip(":") in used], kept
 
 
 def _alias(number, ref, expr, constants, adjoint, read):
@@ -562,6 +581,13 @@ def _unchanged_operand(node, known, in_shapes, out_shape):
                 return k
     if node.op == "Pow" and _ones(known[1]) and tuple(in_shapes[0]) == tuple(out_shape):
         return 0
+    if node.op == "SelectV2" and known[0] is not None and np.asarray(known[0]).size:
+        # where(c, x, y) with a constant c all True (all False) is x (y): a
+        # gradient rule's zero-upstream mask against a seed of ones
+        condition = np.asarray(known[0])
+        pick = 1 if condition.all() else 2 if not condition.any() else None
+        if pick is not None and tuple(in_shapes[pick]) == tuple(out_shape):
+            return pick
     return None
 
 

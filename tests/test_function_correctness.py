@@ -465,3 +465,16 @@ def test_compiled_elementwise_lines_compute_what_the_op_computes(monkeypatch):
     g = mt.function(lambda x: x ** 0.5, jit_compile=True)
     assert "pow = power(x, c0)" in g.experimental_get_compiler_ir(x)()
     np.testing.assert_array_equal(g(x).numpy(), [7.0, 7.0])
+
+
+def test_a_where_on_a_constant_condition_is_one_of_its_branches():
+    @mt.function(jit_compile=True)
+    def f(x):
+        keep = mt.where(mt.constant([True, True]), x * 2.0, x * 3.0)
+        drop = mt.where(mt.constant([False, False]), x * 5.0, x * 7.0)
+        return keep + drop
+
+    x = mt.constant([1.0, 2.0])
+    np.testing.assert_array_equal(f(x).numpy(), [9.0, 18.0])
+    source = f.experimental_get_compiler_ir(x)()
+    assert "np.where" not in source and "5.0" not in source and "3.0" not in source

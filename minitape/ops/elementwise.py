@@ -14,7 +14,6 @@ import operator
 import numpy as np
 
 from .. import arguments
-from ..context import state
 from ..registry import NotDifferentiable, RegisterGradient, RegisterJVP, batch_ndim
 from ..tensor import Tensor
 from .core import (broadcast_error, emit, float_input, full_tangent, lift,
@@ -90,21 +89,12 @@ def _moved(t, term, factor=None):
     Only a NaN in `term` can come from 0 * inf, so without one the masks would
     change nothing and are skipped (they would double the cost of these rules;
     the sum may also be NaN from inf - inf, which only masks needlessly).
-    A trace (mt.function, which has `state.value_readers`) cannot skip by this
-    call's values: it records masks that act only where `term` is NaN (where
-    they change something), so each call gives what these rules give eagerly,
-    and derivatives with respect to `t` elsewhere stay those of `term`."""
-    if t is None:
-        return term
-    zero = np.zeros((), term.dtype)
-    if state.value_readers:
-        if factor is not None:
-            term = where(equal(factor, 0), where(not_equal(term, term), zero, term), term)
-        return where(equal(t, 0), where(not_equal(term, term), zero, term), term)
+    A trace (mt.function) keeps the choice made while tracing."""
     v = term._value
     total = v.sum() if v.ndim else v[()]  # NaN if any entry is (one cheap check)
-    if total == total:
+    if t is None or total == total:
         return term
+    zero = np.zeros((), term.dtype)
     if factor is not None:
         term = where(equal(factor, 0), zero, term)
     return where(equal(t, 0), zero, term)
