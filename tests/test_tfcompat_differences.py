@@ -34,6 +34,7 @@ ROWS = [
     "a zero tangent meeting an infinite partial derivative in forward mode",
     "`pad`'s `constant_values` of another dtype",
     "`mt.function(jit_compile=True)`",
+    "`NotDifferentiable` / `no_gradient` of an op type already declared not differentiable",
     "a custom gradient registered by tracing an `mt.function`",
 ]
 
@@ -287,3 +288,11 @@ def test_a_traced_custom_gradient_lives_as_long_as_its_function():
     del model
     gc.collect()
     assert not mt.registry.is_registered(key)
+
+
+def test_declaring_an_op_type_not_differentiable_again_is_accepted():
+    mt.no_gradient("MinitapeTestNoGradientTwice")
+    mt.no_gradient("MinitapeTestNoGradientTwice")   # TensorFlow: KeyError (a re-run cell)
+    mt.NotDifferentiable("MinitapeTestNoGradientTwice")
+    with pytest.raises(KeyError, match="Registering two gradient with name 'Sin'"):
+        mt.NotDifferentiable("Sin")                  # as TensorFlow: it has a gradient
