@@ -86,6 +86,9 @@ def shape(op_name, value, what="shape", allow_unknown=False):
     lowest = -1 if allow_unknown else 0
     if not dims or (min(dims) >= 0 and max(dims) < 2**21 and len(dims) <= 3):
         return dims  # non-negative, and fewer than 2**63 elements: nothing to check
+    if len(dims) > 64:  # NumPy's limit (TensorFlow's arrays convert to NumPy's)
+        raise ValueError(f"{op_name}: {what} has {len(dims)} dimensions; NumPy arrays "
+                         "can have at most 64 dimensions")
     for d in dims:
         if d < lowest:
             raise ValueError(f"{op_name}: {what} {list(dims)} has the negative "
@@ -195,8 +198,9 @@ def exact_sum(what, a, b, sign):
     with np.errstate(over="ignore"):
         result = a + b if sign > 0 else a - b
     if a.dtype.kind in "iu":
-        exact = a.astype(object) + b.astype(object) * sign
-        wrapped = result.astype(object) != exact
+        # (np.array: for 0-d arrays object arithmetic gives a bare Python int)
+        exact = np.array(a.astype(object) + b.astype(object) * sign, dtype=object)
+        wrapped = np.array(result.astype(object) != exact, dtype=bool)
         if np.any(wrapped):
             raise ValueError(f"{what}: the result {exact[wrapped].reshape(-1)[0]} is out "
                              f"of range for {a.dtype} and would wrap around")

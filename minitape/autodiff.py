@@ -31,7 +31,7 @@ from .jacobians import GradientTape, jacobian_direction  # noqa: F401  (mt.autod
 from .registry import RegisterJVP  # noqa: F401  (`mt.autodiff.RegisterJVP`)
 from .tangents import push_tangents
 from .tape import UnconnectedGradients, check_unconnected
-from .tensor import TensorLike, convert_to_tensor, is_floating
+from .tensor import Tensor, TensorLike, convert_to_tensor, is_floating
 
 
 class ForwardAccumulator:
@@ -70,7 +70,15 @@ class ForwardAccumulator:
             if not is_floating(p.dtype):
                 raise TypeError(f"ForwardAccumulator: primal {i} has dtype {p.dtype}; "
                                 "only floating-point tensors have tangents")
-            t = convert_to_tensor(t, dtype=p.dtype)
+            if isinstance(t, TensorLike) and t.dtype != p.dtype:  # TensorFlow: ValueError
+                raise ValueError(f"ForwardAccumulator: tangent {i} has dtype {t.dtype}, but "
+                                 f"its primal {i} ({_brief(p)}) has dtype {p.dtype}; "
+                                 "cast the tangent with mt.cast")
+            try:
+                t = convert_to_tensor(t, dtype=p.dtype)
+            except (TypeError, ValueError) as e:
+                raise type(e)(f"ForwardAccumulator: tangent {i} for primal {i} "
+                              f"({_brief(p)}, dtype {p.dtype}): {e}") from None
             if t.shape != p.shape:
                 raise ValueError(f"ForwardAccumulator: tangent {i} has shape {t.shape}, "
                                  f"but its primal has shape {p.shape}")
@@ -167,3 +175,9 @@ class _TangentPusher(list):
         finally:
             for r, producer in zip(paused, tracked):
                 r._producer = producer
+
+
+def _brief(p):
+    """A primal named in a message: a variable by name, a tensor by shape."""
+    name = getattr(p, "name", None) if not isinstance(p, Tensor) else None
+    return f"variable {name!r}" if name else f"a tensor of shape {p.shape}"

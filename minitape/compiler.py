@@ -30,12 +30,15 @@ ordinary op; nodes whose values reach no output and no assignment are dropped.
 """
 import keyword
 import math
+import operator
 import re
 
 import numpy as np
 
+from . import arguments, ops
 from .context import state
 from .graph import OPS, pack_outputs
+from .ops.elementwise import power
 from .tensor import Tensor
 
 __all__ = ["compile_graph", "Program", "LINES"]
@@ -58,7 +61,27 @@ def softplus(v):
     return np.logaddexp(v, 0).astype(v.dtype, copy=False)
 
 
+def reduce_max(v, axis, keepdims):
+    """np.max, and for nothing to reduce TensorFlow's identity (-inf, or the
+    smallest integer), as `mt.reduce_max` computes it."""
+    if v.size:
+        return np.max(v, axis, keepdims=keepdims)
+    lowest = False if v.dtype.kind == "b" else \
+        -np.inf if v.dtype.kind in "fc" else np.iinfo(v.dtype).min
+    return np.max(v, axis, keepdims=keepdims, initial=lowest)
+
+
+def reduce_min(v, axis, keepdims):
+    if v.size:
+        return np.min(v, axis, keepdims=keepdims)
+    highest = True if v.dtype.kind == "b" else \
+        np.inf if v.dtype.kind in "fc" else np.iinfo(v.dtype).max
+    return np.min(v, axis, keepdims=keepdims, initial=highest)
+
+
 def softmax(v, axis):
+    if v.size == 0:  # nothing to normalise (np.max refuses an empty axis)
+        return v.copy()
     e = np.exp(v - np.max(v, axis=axis, keepdims=True))
     return e / np.sum(e, axis=axis, keepdims=True)
 
@@ -112,15 +135,21 @@ def assign(variable, value):
 
 
 def assign_add(variable, value):
-    variable._value = frozen(variable._value + value, variable.dtype)
+    """As Variable.assign_add: an integer result that would wrap around raises."""
+    variable._value = frozen(arguments.exact_sum(
+        variable._what("assign_add"), variable._value, np.asarray(value, variable.dtype), 1),
+        variable.dtype)
 
 
 def assign_sub(variable, value):
-    variable._value = frozen(variable._value - value, variable.dtype)
+    variable._value = frozen(arguments.exact_sum(
+        variable._what("assign_sub"), variable._value, np.asarray(value, variable.dtype), -1),
+        variable.dtype)
 
 
 HELPERS = {"np": np, "matmul_rows": matmul_rows, "matmul_columns": matmul_columns,
            "sigmoid": sigmoid, "elu": elu, "softplus": softplus,
+           "reduce_max": reduce_max, "reduce_min": reduce_min,
            "softmax": softmax, "solve": solve, "inv": inv, "scatter": scatter,
            "assign": assign, "assign_add": assign_add, "assign_sub": assign_sub}
 
@@ -154,11 +183,32 @@ LINES = {
     "StridedSliceGrad": "scatter({0}, {index}, {shape}, {batch_ndim})",
     "Sum": "np.sum({0}, {axis}, keepdims={keepdims})",
     "Mean": "np.mean({0}, {axis}, keepdims={keepdims})",
-    "Max": "np.max({0}, {axis}, keepdims={keepdims})",
-    "Min": "np.min({0}, {axis}, keepdims={keepdims})",
+    "Max": "reduce_max({0}, {axis}, keepdims={keepdims})",
+    "Min": "reduce_min({0}, {axis}, keepdims={keepdims})",
     "Prod": "np.prod({0}, {axis}, keepdims={keepdims})",
     "Einsum": "np.einsum({equation}, {inputs})",
 }
+# The NumPy function each line above computes, for the elementwise ops: where
+# an op's forward (`ops/elementwise.py`, its `numpy_fn`) runs another function,
+# the line calls that function instead, so a program computes what the op does.
+_LINE_FUNCTIONS = {
+    "AddV2": (ops.add, operator.add), "Sub": (ops.subtract, operator.sub),
+    "Mul": (ops.multiply, operator.mul), "RealDiv": (ops.divide, operator.truediv),
+    "Pow": (ops.pow, power), "Neg": (ops.negative, operator.neg),
+    "Square": (ops.square, np.square), "Sqrt": (ops.sqrt, np.sqrt),
+    "Exp": (ops.exp, np.exp), "Log": (ops.log, np.log), "Sin": (ops.sin, np.sin),
+    "Cos": (ops.cos, np.cos), "Tanh": (ops.tanh, np.tanh), "Abs": (ops.abs, np.abs),
+    "Sign": (ops.sign, np.sign), "Round": (ops.round, np.round),
+    "Floor": (ops.floor, np.floor)}
+
+
+def _forward_function(op_type):
+    """The op's own NumPy function when its line would compute something else."""
+    op, written = _LINE_FUNCTIONS.get(op_type, (None, None))
+    fn = getattr(op, "numpy_fn", written)
+    return None if fn is written else fn
+
+
 _MATMUL = {(False, False): "{0} @ {1}", (True, False): "np.swapaxes({0}, -1, -2) @ {1}",
            (False, True): "{0} @ np.swapaxes({1}, -1, -2)",
            (True, True): "np.swapaxes({0}, -1, -2) @ np.swapaxes({1}, -1, -2)"}
@@ -310,7 +360,6 @@ def compile_graph(graph, input_names=None, shapes=None, name=None):
     for node, out in zip(graph.nodes, shapes):
         specs += [(None if o is None else tuple(o), s.dtype) for o, s in zip(out, node.outputs)]
     names = _Names()
-    names.used.add(identifier(name or graph.name, "f"))  # no kernel may take the function's name
     namespace = dict(HELPERS)
     expr = {}          # value number -> the identifier holding it
     constants = {}     # value number -> its constant array (folded or captured)
@@ -323,6 +372,9 @@ def compile_graph(graph, input_names=None, shapes=None, name=None):
         namespace[ident] = value
         return ident
 
+    # The function's own name first: exec binds it in the namespace, so it must
+    # be a name nothing else (an attribute, a variable, a helper) uses.
+    fname = names.new(identifier(name or graph.name, "f"))
     params = []
     for k, spec in enumerate(graph.inputs):
         given = input_names[k] if input_names and k < len(input_names) else f"x{k}"
@@ -398,6 +450,7 @@ def compile_graph(graph, input_names=None, shapes=None, name=None):
                 _alias(node.first + k, r, expr, constants, adjoint, read)
             continue
         if node.op in ("Identity", "StopGradient") or (
+                node.op == "PadV2" and not node.attrs["paddings"]) or (
                 node.op in ("Reshape", "BroadcastTo")
                 and out_shapes[0] is not None
                 and _spec(node.inputs[0], specs)[0] == tuple(out_shapes[0])):
@@ -428,6 +481,13 @@ def compile_graph(graph, input_names=None, shapes=None, name=None):
             continue
         attrs = _attributes(node, out_shapes, in_dtypes)
         template = _template(node, in_shapes)
+        if node.op == "Pow" and known[1] is not None and not np.any(np.asarray(known[1]) == 0.5):
+            template = "{0} ** {1}"  # NumPy's ** is C's pow but for an exponent of 0.5 (sqrt)
+        forward = _forward_function(node.op)
+        if forward is not None:  # named as the op's function is (bound, never pasted)
+            word = identifier(getattr(forward, "__name__", "forward"), "forward")
+            template = f"{{{word}}}(" + ", ".join(f"{{{k}}}" for k in range(len(ins))) + ")"
+            attrs = {word: forward}
         if node.op == "SelectV2" and _is_mask_product(known, in_shapes, out_shapes[0]):
             template = "{1} * {0}"  # where(mask, c, 0) for a constant c >= 0: c * mask
         args = [read(r) for r in ins]
@@ -468,13 +528,31 @@ def compile_graph(graph, input_names=None, shapes=None, name=None):
     flat = []
     for r in _flat_refs(graph.outputs):
         flat.append(read(r))
-    fname = identifier(name or graph.name, "f")  # reserved above: no kernel takes it
+    header, lines = _drop_unused(header, lines, flat)
     source = (f"def {fname}({', '.join(params)}):\n" + "\n".join(header + lines)
               + ("\n" if header or lines else "")
               + f"    return ({', '.join(flat)}{',' if len(flat) == 1 else ''})\n")
     code = compile(source, f"<minitape compiled {fname}>", "exec")
     exec(code, namespace)
     return Program(source, namespace[fname], graph.outputs)
+
+
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _drop_unused(header, lines, returned):
+    """Lines whose value nothing uses (left behind by a simplification, such as
+    a mask `where` on a constant condition), and their constants, dropped."""
+    used, kept = set(returned), []
+    for line in reversed(lines):
+        code = line.split("  #", 1)[0]
+        target, _, value = code.strip().partition(" = ")
+        if value and not used.intersection(target.split(", ")):  # (several outputs: a, b = ...)
+            continue
+        used.update(_NAME.findall(value or code))
+        kept.append(line)
+    kept.reverse()
+    return [h for h in header if h.split()[1].rstrip(":") in used], kept
 
 
 def _alias(number, ref, expr, constants, adjoint, read):
@@ -512,6 +590,13 @@ def _unchanged_operand(node, known, in_shapes, out_shape):
                 return k
     if node.op == "Pow" and _ones(known[1]) and tuple(in_shapes[0]) == tuple(out_shape):
         return 0
+    if node.op == "SelectV2" and known[0] is not None and np.asarray(known[0]).size:
+        # where(c, x, y) with a constant c all True (all False) is x (y): a
+        # gradient rule's zero-upstream mask against a seed of ones
+        condition = np.asarray(known[0])
+        pick = 1 if condition.all() else 2 if not condition.any() else None
+        if pick is not None and tuple(in_shapes[pick]) == tuple(out_shape):
+            return pick
     return None
 
 

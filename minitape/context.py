@@ -10,6 +10,7 @@ class _ThreadState(threading.local):
     def __init__(self):
         self.tapes = []              # GradientTapes recording now, outermost first
         self.variable_watchers = []  # lists that collect the variables read (custom_gradient)
+        self.value_readers = []      # traces, told of each value read as a Python value
 
 
 state = _ThreadState()
@@ -32,3 +33,9 @@ def variable_assigned(variable, value, mode):
         hook = getattr(tape, "_variable_assigned", None)
         if hook is not None:
             hook(variable, value, mode)
+
+
+def value_read(tensor):
+    """`int(t)`, `t.numpy()`, `np.asarray(t)`, `x[t]`: a trace holds for this value only."""
+    for reader in state.value_readers:
+        reader(tensor)

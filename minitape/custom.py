@@ -49,10 +49,19 @@ def custom_gradient(f=None):
         variables = []
         state.variable_watchers.append(variables)
         try:
-            result, grad_fn = f(*inputs, **kwargs)
+            returned = f(*inputs, **kwargs)
         finally:
             # by identity: an inner call's list may be equal to this one
             state.variable_watchers[:] = [w for w in state.variable_watchers if w is not variables]
+        if type(returned) not in (tuple, list) or len(returned) != 2 or \
+                not callable(returned[1]):
+            # (a tensor of 2 rows would unpack into two rows without this check)
+            what = f"{type(returned).__name__}" + (
+                f" of shape {returned.shape}" if hasattr(returned, "shape") else
+                f" of length {len(returned)}" if isinstance(returned, (list, tuple)) else "")
+            raise TypeError(f"custom_gradient {f.__name__}: the function must return a "
+                            f"tuple (y, grad_fn) with grad_fn callable, got a {what}")
+        result, grad_fn = returned
         takes_variables = _accepts_variables(grad_fn)
         if variables and not takes_variables:
             raise TypeError(

@@ -82,6 +82,9 @@ class Graph:
         # traced with; `symbolic_inputs` are the input shapes with those symbols.
         self.dims = dict(dims or {})
         self.symbolic_inputs = symbolic_inputs
+        # Inputs whose values the trace used as Python values (an index, a shape,
+        # an op attribute): input number -> the value this graph is right for.
+        self.value_inputs = {}
         first = len(self.inputs)
         for node in self.nodes:
             node.first = first
@@ -314,7 +317,7 @@ def _build_op_table():
         "BroadcastTo": OpDef(lambda xs, a, o: ops.broadcast_to(xs[0], o[0]), 1),
         "Transpose": OpDef(lambda xs, a, o: ops.transpose(xs[0], a["perm"]), 1,
                            lambda op: {"perm": tuple(int(p) for p in op.attrs["perm"])}),
-        "PadV2": OpDef(lambda xs, a, o: ops.pad(xs[0], a["paddings"],
+        "PadV2": OpDef(lambda xs, a, o: ops.pad(xs[0], _paddings(a["paddings"]),
                                                 constant_values=a["constant_values"]),
                        1, _pad_attrs),
         "ConcatV2": OpDef(lambda xs, a, o: ops.concat(xs, a["axis"]), None, attr("axis")),
@@ -348,6 +351,11 @@ def _build_op_table():
                         "StopGradient": ops.stop_gradient}.items():
         table[op_type] = OpDef(lambda xs, a, o, fn=fn: fn(xs[0]), 1)
     return table
+
+
+def _paddings(paddings):
+    """Paddings as an (n, 2) array: a scalar's empty paddings keep their 2 columns."""
+    return np.array(paddings, dtype=np.int64).reshape(-1, 2)
 
 
 def _pad_attrs(op):

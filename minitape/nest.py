@@ -80,3 +80,22 @@ def map_leaves(value, kind, fn):
     if isinstance(value, (list, tuple)):
         return [map_leaves(v, kind, fn) for v in value]
     return value
+
+
+class Ref:
+    """Hashable wrapper (TensorFlow's `tensor.ref()`): compares by identity, so
+    tensors can be dict keys and set members."""
+
+    __slots__ = ("_obj",)
+
+    def __init__(self, obj):
+        self._obj = obj
+
+    def deref(self):
+        return self._obj
+
+    def __hash__(self):
+        return id(self._obj)
+
+    def __eq__(self, other):
+        return isinstance(other, Ref) and other._obj is self._obj

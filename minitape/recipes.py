@@ -26,6 +26,11 @@ def recompute_grad(f):
     """
     @custom_gradient
     def recomputed(*args, **kwargs):
+        if any(getattr(tape, "_is_trace", False) for tape in state.tapes):
+            # Inside mt.function the trace must see f's ops, or f's result would
+            # be a constant of the trace: each call replays them (and its
+            # gradient, traced from `grad` below, recomputes from the call's inputs).
+            return f(*args, **kwargs), grad_for(args, kwargs)
         # Run f with no tape recording (that is the memory saved), but note the
         # variables it reads: the tapes must watch them as if f had been recorded.
         read = []
@@ -38,7 +43,9 @@ def recompute_grad(f):
             state.tapes[:] = tapes
         for v in read:
             variable_accessed(v)
+        return result, grad_for(args, kwargs)
 
+    def grad_for(args, kwargs):
         def grad(*upstream, variables=None):
             sources = [x for x in args if is_floating(x.dtype)] + list(variables or [])
             with GradientTape() as tape:
@@ -49,7 +56,7 @@ def recompute_grad(f):
             grads = iter(grads)
             arg_grads = [next(grads) if is_floating(x.dtype) else None for x in args]
             return arg_grads if variables is None else (arg_grads, list(grads))
-        return result, grad
+        return grad
 
     return functools.wraps(f)(recomputed)
 

@@ -76,7 +76,13 @@ def _qualname(fn):
 
 
 def NotDifferentiable(op_type):
-    """Declare that ops of this type have no gradient (their inputs get None)."""
+    """Declare that ops of this type have no gradient (their inputs get None). As
+    in TensorFlow, a type with a gradient keeps it (KeyError); again is fine."""
+    if not isinstance(op_type, str):
+        raise TypeError(f"NotDifferentiable: op_type must be a string, got {op_type!r}")
+    if _rules.get(op_type) is not None:
+        raise KeyError(f"Registering two gradient with name '{op_type}'! (it has the "
+                       f"gradient {_qualname(_rules[op_type][0])})")
     _rules[op_type] = None
 
 

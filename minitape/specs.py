@@ -13,14 +13,23 @@ class TensorSpec:
     """The shape and dtype a function expects (`None` means any)."""
 
     def __init__(self, shape=None, dtype=float32, name=None):
+        if shape is not None and not isinstance(shape, (list, tuple)) and \
+                not hasattr(shape, "__len__"):
+            shape = [shape]  # TensorSpec(5) is shape [5], as in TensorFlow
         self.shape = None if shape is None else tuple(
             None if s is None else arguments.size("TensorSpec", "shape entry", s)
             for s in shape)
+        if dtype is None:  # TensorFlow: TypeError (None is not a DType)
+            raise TypeError("TensorSpec: dtype must be a dtype such as mt.float32, "
+                            "got None")
         self.dtype = as_dtype(dtype, "TensorSpec")
         self.name = name
 
     def is_compatible_with(self, value):
-        if np.dtype(value.dtype) != self.dtype:
+        given = np.dtype(value.dtype)
+        if given != self.dtype and not (
+                self.dtype.kind in "US" and self.dtype.itemsize == 0
+                and given.kind == self.dtype.kind):  # mt.string: any length
             return False
         if self.shape is None:
             return True

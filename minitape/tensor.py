@@ -16,7 +16,7 @@ import numbers
 import numpy as np
 
 from . import arguments, nest
-from .context import state, variable_accessed, variable_assigned
+from .context import state, value_read, variable_accessed, variable_assigned
 
 float16 = np.dtype("float16")
 float32 = np.dtype("float32")
@@ -68,10 +68,12 @@ class TensorLike:
 
     def numpy(self):
         """A NumPy copy of the value (a NumPy scalar for a 0-d tensor)."""
+        value_read(self)  # (a trace holds for this value only)
         v = self._value
         return v[()] if v.ndim == 0 else v.copy()
 
     def __array__(self, dtype=None, copy=None):
+        value_read(self)  # (a trace holds for this value only)
         return np.array(self._value, dtype=dtype, copy=True)
 
     def __len__(self):
@@ -84,6 +86,7 @@ class TensorLike:
         return (self[i] for i in range(n))
 
     def _scalar(self, what):
+        value_read(self)  # (a trace holds for this value only)
         if self._value.size != 1:
             raise ValueError(
                 f"{what} needs a tensor with one element, got shape {self.shape}")
@@ -105,6 +108,7 @@ class TensorLike:
             raise ValueError(
                 f"the truth value of a tensor of shape {self.shape} is ambiguous; "
                 "use mt.reduce_any/all or compare a scalar")
+        value_read(self)  # (a trace holds for this value only)
         return bool(self._value.reshape(())[()])
 
     def __format__(self, spec):
@@ -116,7 +120,7 @@ class TensorLike:
 
     def ref(self):
         """A hashable reference (TensorFlow's `Tensor.ref()`)."""
-        return _Ref(self)
+        return nest.Ref(self)
 
 
 def _numpy_text(value):
@@ -241,24 +245,6 @@ def snapshot(variable):
     t = Tensor.__new__(Tensor)
     t._value, t._id = variable._value, variable._id
     return t
-
-
-class _Ref:
-    """Hashable wrapper (TensorFlow's `tensor.ref()`): compares by identity."""
-
-    __slots__ = ("_obj",)
-
-    def __init__(self, obj):
-        self._obj = obj
-
-    def deref(self):
-        return self._obj
-
-    def __hash__(self):
-        return id(self._obj)
-
-    def __eq__(self, other):
-        return isinstance(other, _Ref) and other._obj is self._obj
 
 
 def _frozen(array):

@@ -40,6 +40,7 @@ ROWS = [
     "`x ** 0.5` at `x = -inf` inside a function",
     "`pad`'s `constant_values` of another dtype",
     "`mt.function(jit_compile=True)`",
+    "`NotDifferentiable` / `no_gradient` of an op type already declared not differentiable",
     "a custom gradient registered by tracing an `mt.function`",
     "Cholesky of a matrix that is not positive definite",
     "eigh and svd at repeated eigenvalues or singular values",
@@ -106,17 +107,32 @@ def test_loop_jacobians_on_a_non_persistent_tape(method):
         np.testing.assert_array_equal(j.numpy(), [[[2, 0], [0, 4]], [[6, 0], [0, 8]]])
 
 
-def test_python_control_flow_is_fixed_at_trace_time():
-    @mt.function
+@pytest.mark.parametrize("jit", [False, True])
+def test_python_control_flow_traces_again_for_each_value_it_read(jit):
+    @mt.function(jit_compile=jit)
     def absolute(x):
         if x > 0:
             return x
         return -x
 
     assert float(absolute(mt.constant(1.0))) == 1.0
-    # TensorFlow's AutoGraph would give 1.0: here the `if` ran once, at trace time.
-    assert float(absolute(mt.constant(-1.0))) == -1.0
-    assert absolute.experimental_get_tracing_count() == 1
+    # TensorFlow (AutoGraph): 1.0 from one trace; here the `if` read x's value,
+    # so a new value of x traces again, and the answer is TensorFlow's.
+    assert float(absolute(mt.constant(-1.0))) == 1.0
+    assert absolute.experimental_get_tracing_count() == 2
+    assert float(absolute(mt.constant(1.0))) == 1.0
+    assert absolute.experimental_get_tracing_count() == 2
+
+
+def test_a_variable_value_read_as_a_python_value_in_a_trace_raises():
+    v = mt.Variable(1.0, name="threshold")
+
+    @mt.function
+    def f(x):
+        return x if v > 0 else -x   # TensorFlow (AutoGraph): a graph cond
+
+    with pytest.raises(ValueError, match="variable 'threshold:0'.*Python value"):
+        f(mt.constant(2.0))
 
 
 def test_new_primitive_op_types_from_numpy():
@@ -428,3 +444,11 @@ def test_a_tangent_of_another_shape_is_a_value_error():
     # TensorFlow broadcasts the tangent [1.] to [1., 1.]
     with pytest.raises(ValueError, match=r"\(1,\).*\(2,\)"):
         mt.autodiff.ForwardAccumulator(mt.constant([1.0, 2.0]), mt.constant([1.0]))
+
+
+def test_declaring_an_op_type_not_differentiable_again_is_accepted():
+    mt.no_gradient("MinitapeTestNoGradientTwice")
+    mt.no_gradient("MinitapeTestNoGradientTwice")   # TensorFlow: KeyError (a re-run cell)
+    mt.NotDifferentiable("MinitapeTestNoGradientTwice")
+    with pytest.raises(KeyError, match="Registering two gradient with name 'Sin'"):
+        mt.NotDifferentiable("Sin")                  # as TensorFlow: it has a gradient

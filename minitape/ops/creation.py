@@ -23,7 +23,7 @@ def ones(shape, dtype=float32, name=None):
 def fill(dims, value, name=None):
     dims = arguments.shape("fill", dims, what="dims")
     try:
-        value = convert_to_tensor(value)._value  # Python floats become float32
+        value = np.asarray(convert_to_tensor(value))  # Python floats become float32
     except (TypeError, ValueError) as e:
         raise type(e)(f"fill: value {value!r}: {e}") from None
     if value.ndim != 0:
@@ -55,9 +55,11 @@ def eye(num_rows, num_columns=None, batch_shape=None, dtype=float32, name=None):
     return Tensor(m)
 
 
-def _number(op_name, what, value):
-    """A real number argument (start, stop, delta) as a NumPy 0-d array."""
-    array = np.asarray(value)
+def _number(op_name, what, value, recorded=False):
+    """A real number argument (start, stop, delta) as a NumPy 0-d array. A
+    `recorded` argument is an input of the op that uses it (linspace's ends), so
+    its value here is no Python value a trace depends on (`value_read`)."""
+    array = np.asarray(value._value if recorded and isinstance(value, TensorLike) else value)
     if array.ndim != 0 or array.dtype.kind not in "iuf":
         raise TypeError(f"{op_name}: {what} must be a real number, got "
                         f"{type(value).__name__} {value!r}")
@@ -69,7 +71,8 @@ def linspace(start, stop, num, name=None):
     Python floats, float64 for integers, like TensorFlow). Differentiable in
     start and stop when they are tensors (an op, `LinSpace`)."""
     num = arguments.size("linspace", "num", num)
-    start_, stop_ = _number("linspace", "start", start), _number("linspace", "stop", stop)
+    start_ = _number("linspace", "start", start, recorded=True)
+    stop_ = _number("linspace", "stop", stop, recorded=True)
     # Python numbers take the dtype of a tensor or array beside them
     typed = [a.dtype for e, a in ((start, start_), (stop, stop_))
              if isinstance(e, (TensorLike, np.ndarray, np.generic))]

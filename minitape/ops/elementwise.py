@@ -47,6 +47,7 @@ def _binary(op_type, op_name, numpy_fn, doc):
         return emit(op_type, value, (x, y), None, name)
     op.__name__ = op.__qualname__ = op_name
     op.__doc__ = doc
+    op.numpy_fn = numpy_fn  # what compiled programs call (compiler.py)
     return op
 
 
@@ -61,6 +62,7 @@ def _unary(op_type, op_name, numpy_fn, doc, kinds="fc"):
         return emit(op_type, numpy_fn(x._value), (x,), None, name)
     op.__name__ = op.__qualname__ = op_name
     op.__doc__ = doc
+    op.numpy_fn = numpy_fn  # what compiled programs call (compiler.py)
     return op
 
 

@@ -93,7 +93,11 @@ def pad(tensor, paddings, mode="CONSTANT", constant_values=0, name=None):
     if mode not in ("CONSTANT", "REFLECT", "SYMMETRIC"):
         raise ValueError(f"pad: mode must be 'CONSTANT', 'REFLECT' or 'SYMMETRIC', got "
                          f"{mode!r}")
-    widths = np.asarray(paddings)
+    try:
+        widths = np.asarray(paddings)
+    except ValueError:  # ragged: [[1, 1], [1]]
+        raise ValueError(f"pad: paddings must be {x.ndim} pairs of non-negative integers "
+                         f"for a tensor of shape {x.shape}, got {paddings!r:.80}") from None
     if widths.size and widths.dtype.kind not in "iu":
         raise TypeError(f"pad: paddings must hold integers, got dtype {widths.dtype}: "
                         f"{widths.tolist()}")
@@ -251,7 +255,7 @@ def _index_arg(index):
     out = []
     for item in index:
         if isinstance(item, Tensor):
-            item = item._value
+            item = np.asarray(item)  # (through __array__: a trace learns it needs the value)
         if isinstance(item, (list, np.ndarray)):
             item = np.asarray(item)
         elif isinstance(item, np.generic) and item.dtype.kind in "iu":

@@ -300,6 +300,11 @@ class _Writer:
         return f"c{self.constant_index(r.x)}"
 
     def encode_graph(self, graph):
+        if getattr(graph, "value_inputs", None):
+            raise ValueError(f"save: trace {graph.name} uses the value of its input(s) "
+                             f"{sorted(graph.value_inputs)} as Python values (an index, a "
+                             "shape, an op attribute), so it is right for those values "
+                             "only; a saved model holds traces that work for any value")
         nodes = []
         for i, node in enumerate(graph.nodes):
             shapes = node.symbolic or [s.shape for s in node.outputs]
