@@ -1,0 +1,149 @@
+"""Each exercise's check fails for answers that skip its lesson.
+
+For every exercise, the answers below are shortcuts a student could try: they
+give the right numbers on the visible inputs, or satisfy a spy, without doing
+what the exercise teaches. `tools.assignments.try_answers` runs the
+instructor's notebook and, at the exercise, puts each shortcut in place of the
+solution and runs the check cell with its hidden tests (nbgrader removes
+those from the student copy; the autograder runs them). Every shortcut must
+fail; the real solution must still pass (tests/test_nbgrader.py).
+"""
+import multiprocessing
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from tools import assignments
+
+pytest.importorskip("nbclient")
+pytestmark = pytest.mark.slow
+
+ROOT = Path(__file__).resolve().parent.parent
+
+RULES_00B = '''
+
+def add_rule(inputs, g):
+    return [g, g]
+
+
+def cos_rule(inputs, g):
+    (x,) = inputs
+    return [mul(g, mul(Tensor(-1.0), sin(x)))]
+
+
+RULES = {"Add": add_rule, "Mul": mul_rule, "Sin": sin_rule, "Cos": cos_rule}
+'''
+
+SHORTCUTS = {
+    "00_build_a_tape.ipynb": {
+        "ex00b-record-solution": {
+            "record every op": '''
+def record(op_type, inputs, output):
+    for tape in TAPES:
+        tape.ops.append((op_type, inputs, output))
+        tape.tracked[id(output)] = output
+''',
+            "record ops on watched tensors only": '''
+def record(op_type, inputs, output):
+    for tape in TAPES:
+        if any(id(x) in tape.tracked for x in inputs):
+            tape.ops.append((op_type, inputs, output))
+''',
+        },
+        "ex00b-rules-solution": {
+            "float results": '''
+def mul_rule(inputs, g):
+    x, y = inputs
+    return [Tensor(g.value * y.value), Tensor(g.value * x.value)]
+
+
+def sin_rule(inputs, g):
+    (x,) = inputs
+    return [Tensor(g.value * math.cos(x.value))]
+''' + RULES_00B,
+            "float coefficients dressed as recorded ops": '''
+def mul_rule(inputs, g):
+    x, y = inputs
+    return [mul(y, Tensor(g.value)), mul(x, Tensor(g.value))]
+
+
+def sin_rule(inputs, g):
+    (x,) = inputs
+    return [mul(cos(x), Tensor(g.value))]
+''' + RULES_00B,
+            "float values on a recorded zero product": '''
+def mul_rule(inputs, g):
+    x, y = inputs
+    return [add(mul(x, Tensor(0.0)), Tensor(g.value * y.value)),
+            add(mul(y, Tensor(0.0)), Tensor(g.value * x.value))]
+
+
+def sin_rule(inputs, g):
+    (x,) = inputs
+    return [add(mul(x, Tensor(0.0)), Tensor(g.value * math.cos(x.value)))]
+''' + RULES_00B,
+        },
+        "ex00b-walk-solution": {
+            "reversed tape order, no usage counts": '''
+def gradient(tape, target, source):
+    grads = {id(target): Tensor(1.0)}
+    for op, inputs, out in reversed(tape.ops):
+        if id(out) in grads:
+            for x, gx in zip(inputs, RULES[op](inputs, grads[id(out)])):
+                grads[id(x)] = gx if id(x) not in grads else grads[id(x)] + gx
+    return grads.get(id(source))
+''',
+            "recursive visit at each arrival": '''
+def gradient(tape, target, source):
+    producer = {id(out): (op, inputs) for op, inputs, out in tape.ops}
+    grads = {id(target): Tensor(1.0)}
+
+    def visit(t, g):
+        if id(t) not in producer:
+            return
+        op, inputs = producer[id(t)]
+        for x, gx in zip(inputs, RULES[op](inputs, g)):
+            grads[id(x)] = gx if id(x) not in grads else grads[id(x)] + gx
+            visit(x, gx)
+    visit(target, grads[id(target)])
+    return grads.get(id(source))
+''',
+        },
+    },
+}
+
+
+def _cases():
+    return [(nb, gid, name) for nb, exercises in SHORTCUTS.items()
+            for gid, answers in exercises.items() for name in answers]
+
+
+@pytest.fixture(scope="session")
+def shortcut_results(tmp_path_factory):
+    """try_answers on every notebook with shortcuts, two kernels at a time."""
+    work = tmp_path_factory.mktemp("shortcuts")
+    with ProcessPoolExecutor(max_workers=2,
+                             mp_context=multiprocessing.get_context("spawn")) as pool:
+        futures = {nb: pool.submit(assignments.try_answers, ROOT / "notebooks" / nb,
+                                   exercises, work)
+                   for nb, exercises in SHORTCUTS.items()}
+        return {nb: f.result() for nb, f in futures.items()}
+
+
+def test_every_exercise_has_shortcuts():
+    import json
+    for path in sorted((ROOT / "notebooks").glob("*.ipynb")):
+        cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+        solutions = {assignments.nbgrader_meta(c)["grade_id"] for c in cells
+                     if assignments.is_solution(c)}
+        assert solutions <= set(SHORTCUTS.get(path.name, {})), (
+            f"{path.name}: no shortcut tried against {solutions - set(SHORTCUTS.get(path.name, {}))}")
+
+
+@pytest.mark.parametrize("notebook, grade_id, name", _cases(),
+                         ids=[f"{nb[:2]}-{gid}-{name}" for nb, gid, name in _cases()])
+def test_shortcut_fails_the_check(shortcut_results, notebook, grade_id, name):
+    answer_error, check_error = shortcut_results[notebook][(grade_id, name)]
+    assert answer_error is None, f"the shortcut itself does not run: {answer_error}"
+    assert check_error is not None, f"{notebook} {grade_id}: the shortcut '{name}' passes the check"
