@@ -111,6 +111,24 @@ def gradient(tape, target, source):
 ''',
         },
     },
+    "00_how_a_tape_works.ipynb": {
+        "ex00-solution": {
+            "sort by the creation counter": '''
+def backward_order(ops):
+    return sorted(ops, key=lambda op: -op.outputs[0]._id)
+''',
+            "the list reversed": '''
+def backward_order(ops):
+    return list(reversed(ops))
+''',
+            "ops whose output nothing reads first, the rest as given": '''
+def backward_order(ops):
+    read = {id(x) for op in ops for x in op.inputs}
+    return [op for op in ops if id(op.outputs[0]) not in read] + [
+        op for op in ops if id(op.outputs[0]) in read]
+''',
+        },
+    },
 }
 
 
