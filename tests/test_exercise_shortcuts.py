@@ -129,6 +129,36 @@ def backward_order(ops):
 ''',
         },
     },
+    "01_controlling_recording.ipynb": {
+        "ex01-solution": {
+            "the cross term from floats": '''
+def cross_term_off_tape(x, y):
+    with mt.GradientTape() as tape:
+        z = x * x + y * y + float(x) * float(y)
+    return z, tape
+''',
+            "the cross term from NumPy values, as a constant": '''
+def cross_term_off_tape(x, y):
+    with mt.GradientTape() as tape:
+        z = x * x + y * y + mt.constant(x.numpy() * y.numpy())
+    return z, tape
+''',
+            "stop_recording entered, the product from floats": '''
+def cross_term_off_tape(x, y):
+    with mt.GradientTape() as tape:
+        with tape.stop_recording():
+            xy = float(x) * float(y)
+        z = x * x + y * y + xy
+    return z, tape
+''',
+            "stop_gradient on the product": '''
+def cross_term_off_tape(x, y):
+    with mt.GradientTape() as tape:
+        z = x * x + y * y + mt.stop_gradient(x * y)
+    return z, tape
+''',
+        },
+    },
 }
 
 
