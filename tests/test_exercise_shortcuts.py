@@ -159,6 +159,34 @@ def cross_term_off_tape(x, y):
 ''',
         },
     },
+    "02_stop_gradient.ipynb": {
+        "ex02-solution": {
+            "a decoy stop_gradient, the correction from NumPy": '''
+def round_ste(x):
+    mt.stop_gradient(x)
+    return x + mt.constant(np.round(x.numpy()) - x.numpy())
+''',
+            "a decoy stop_gradient, the correction from np.round(x)": '''
+def round_ste(x):
+    mt.stop_gradient(x)
+    return x + (np.round(x) - np.asarray(x))
+''',
+            "a decoy stop_gradient, the rule from custom_gradient": '''
+def round_ste(x):
+    mt.stop_gradient(x)
+
+    @mt.custom_gradient
+    def straight_through(t):
+        return mt.round(t), lambda upstream: upstream
+    return straight_through(x)
+''',
+            "custom_gradient alone": '''
+@mt.custom_gradient
+def round_ste(x):
+    return mt.round(x), lambda upstream: upstream
+''',
+        },
+    },
 }
 
 
