@@ -187,6 +187,59 @@ def round_ste(x):
 ''',
         },
     },
+    "03_custom_gradients.ipynb": {
+        "ex03-solution": {
+            "negate the value": '''
+def grad_reverse(x):
+    return -x
+''',
+            "stop_gradient algebra instead of a custom gradient": '''
+def grad_reverse(x):
+    return 2.0 * mt.stop_gradient(x) - x
+''',
+            "a custom gradient that does not flip": '''
+@mt.custom_gradient
+def grad_reverse(x):
+    return x, lambda upstream: upstream
+''',
+        },
+    },
+    "04_custom_gradients_in_saved_models.ipynb": {
+        "ex04-solution": {
+            "always keep the gradient": '''
+def save_model(path, keep_gradient):
+    class StraightThroughClip(mt.Module):
+        def __init__(self):
+            super().__init__()
+            self.scale = mt.Variable(3.0, name="scale")
+
+        @mt.function(input_signature=[mt.TensorSpec(None)])
+        def __call__(self, x):
+            return clip_value_keep_gradient(self.scale * x)
+
+    module = StraightThroughClip()
+    mt.saved_model.save(module, path, options=mt.saved_model.SaveOptions(
+        experimental_custom_gradients=True))
+    return module
+''',
+            "never keep the gradient": '''
+def save_model(path, keep_gradient):
+    class StraightThroughClip(mt.Module):
+        def __init__(self):
+            super().__init__()
+            self.scale = mt.Variable(3.0, name="scale")
+
+        @mt.function(input_signature=[mt.TensorSpec(None)])
+        def __call__(self, x):
+            return clip_value_keep_gradient(self.scale * x)
+
+    module = StraightThroughClip()
+    mt.saved_model.save(module, path, options=mt.saved_model.SaveOptions(
+        experimental_custom_gradients=False))
+    return module
+''',
+        },
+    },
 }
 
 
