@@ -240,6 +240,49 @@ def save_model(path, keep_gradient):
 ''',
         },
     },
+    "05_multiple_tapes.ipynb": {
+        "ex05-solution": {
+            "run a real tape": '''
+def predict_recordings(program, watched):
+    functions = {"Mul": mt.multiply, "AddV2": mt.add, "Exp": mt.exp, "Sin": mt.sin}
+    values = {"a": mt.constant(1.0), "b": mt.constant(2.0), "three": mt.constant(3.0)}
+    with np.errstate(all="ignore"), mt.GradientTape() as tape:
+        for name in watched:
+            tape.watch(values[name])
+        for op_type, inputs, output in program:
+            values[output] = functions[op_type](*[values[name] for name in inputs])
+    return [op.type for op in tape.operations]
+''',
+            "only ops that read a watched name": '''
+def predict_recordings(program, watched):
+    return [op_type for op_type, inputs, _ in program if any(n in watched for n in inputs)]
+''',
+        },
+    },
+    "06_higher_order_gradients.ipynb": {
+        "ex06-solution": {
+            "a table of the visible cases": '''
+def nth_derivative(f, x, n):
+    table = {(1.0, 2): 6.0, (0.3, 4): 16 * np.exp(0.6),
+             (0.7, 3): -3 * np.sin(0.7) - 0.7 * np.cos(0.7), (1.5, 5): 24 / 1.5**5,
+             (2.0, 4): 0.0, (0.4, 0): np.cos(0.4)}
+    return float(table[(float(x), n)])
+''',
+            "nested tapes without unconnected_gradients": '''
+def nth_derivative(f, x, n):
+    x = mt.Variable(x)
+
+    def derivative(k):
+        if k == 0:
+            return f(x)
+        with mt.GradientTape() as tape:
+            lower = derivative(k - 1)
+        return tape.gradient(lower, x)
+
+    return float(derivative(n))
+''',
+        },
+    },
 }
 
 
