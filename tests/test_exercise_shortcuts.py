@@ -308,6 +308,67 @@ def jacobian_matrix(f, values):
 ''',
         },
     },
+    "08_hessian.ipynb": {
+        "ex08-solution": {
+            "second differences, and a decoy jacobian call": '''
+def hessian_matrix(loss_fn, variables):
+    with mt.GradientTape() as tape:
+        loss_value = loss_fn()
+    tape.jacobian(loss_value, variables[0])
+    flat = np.concatenate([v.numpy().ravel() for v in variables])
+    sizes = [v.numpy().size for v in variables]
+
+    def loss_at(values):
+        for v, part in zip(variables, np.split(values, np.cumsum(sizes)[:-1])):
+            v.assign(part.reshape(v.shape))
+        return float(loss_fn())
+
+    n, h = flat.size, 1e-4
+    H = np.zeros((n, n))
+    for i in range(n):
+        for j in range(n):
+            def at(si, sj):
+                step = np.zeros(n)
+                step[i] += si * h
+                step[j] += sj * h
+                return loss_at(flat + step)
+            H[i, j] = (at(1, 1) - at(1, -1) - at(-1, 1) + at(-1, -1)) / (4 * h * h)
+    loss_at(flat)
+    return mt.constant(H)
+''',
+            "differences of the gradient, and a decoy jacobian call": '''
+def hessian_matrix(loss_fn, variables):
+    def flat_gradient():
+        with mt.GradientTape() as tape:
+            loss_value = loss_fn()
+        grads = tape.gradient(loss_value, variables)
+        return np.concatenate([g.numpy().ravel() for g in grads])
+
+    with mt.GradientTape() as tape:
+        loss_value = loss_fn()
+    tape.jacobian(loss_value, variables[0])
+    flat = np.concatenate([v.numpy().ravel() for v in variables])
+    sizes = [v.numpy().size for v in variables]
+
+    def set_values(values):
+        for v, part in zip(variables, np.split(values, np.cumsum(sizes)[:-1])):
+            v.assign(part.reshape(v.shape))
+
+    h, columns = 1e-6, []
+    for i in range(flat.size):
+        step = np.zeros(flat.size)
+        step[i] = h
+        set_values(flat + step)
+        up = flat_gradient()
+        set_values(flat - step)
+        down = flat_gradient()
+        columns.append((up - down) / (2 * h))
+    set_values(flat)
+    H = np.stack(columns, axis=1)
+    return mt.constant((H + H.T) / 2)
+''',
+        },
+    },
 }
 
 
