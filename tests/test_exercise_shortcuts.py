@@ -369,6 +369,29 @@ def hessian_matrix(loss_fn, variables):
 ''',
         },
     },
+    "09_batch_jacobians.ipynb": {
+        "ex09-solution": {
+            "a stored jacobian, and decoy passes to satisfy the count": '''
+_jacobian = mt.GradientTape.jacobian
+
+
+def my_batch_jacobian(tape, y, x):
+    for _ in range(y.shape[1]):
+        tape.gradient(y, x)
+    full = _jacobian(tape, y, x)
+    return mt.transpose(mt.reduce_sum(full, axis=0), [1, 0, 2])
+''',
+            "the diagonal blocks of a stored jacobian": '''
+_jacobian = mt.GradientTape.jacobian
+
+
+def my_batch_jacobian(tape, y, x):
+    for _ in range(y.shape[1]):
+        tape.gradient(y, x)
+    return mt.einsum("bxby->bxy", _jacobian(tape, y, x))
+''',
+        },
+    },
 }
 
 
