@@ -392,6 +392,27 @@ def my_batch_jacobian(tape, y, x):
 ''',
         },
     },
+    "10_forward_mode.ipynb": {
+        "ex10-solution": {
+            "the course's hvp_forward_over_reverse": '''
+from minitape.widgets.forward import hvp_forward_over_reverse
+
+
+def hvp(f, w, v):
+    return hvp_forward_over_reverse(f, mt.Variable(w), mt.constant(v))
+''',
+            "nested tapes (reverse over reverse)": '''
+def hvp(f, w, v):
+    w = mt.Variable(w)
+    with mt.GradientTape() as outer:
+        with mt.GradientTape() as inner:
+            value = f(w)
+        g = inner.gradient(value, w)
+        g_dot_v = mt.reduce_sum(g * mt.constant(v))
+    return outer.gradient(g_dot_v, w)
+''',
+        },
+    },
 }
 
 
