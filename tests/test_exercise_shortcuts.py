@@ -413,6 +413,31 @@ def hvp(f, w, v):
 ''',
         },
     },
+    "11_gradient_as_a_program.ipynb": {
+        "ex11-solution": {
+            "a tape": '''
+def my_gradient(x, y):
+    x, y = mt.constant(x), mt.constant(y)
+    with mt.GradientTape() as tape:
+        tape.watch([x, y])
+        f = mt.sin(x * y) + x
+    grad_x, grad_y = tape.gradient(f, [x, y])
+    return grad_x.numpy(), grad_y.numpy()
+''',
+            "central differences": '''
+def my_gradient(x, y):
+    def f(x, y):
+        return np.sin(x * y) + x
+    h = 1e-6
+    return (f(x + h, y) - f(x - h, y)) / (2 * h), (f(x, y + h) - f(x, y - h)) / (2 * h)
+''',
+            "the generated program itself": '''
+def my_gradient(x, y):
+    grad_x, grad_y = generated_gradient(mt.constant(x), mt.constant(y))
+    return grad_x.numpy(), grad_y.numpy()
+''',
+        },
+    },
 }
 
 
