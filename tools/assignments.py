@@ -130,14 +130,15 @@ def round_trip(instructor, student, workdir, timeout=600):
     return results
 
 
-def try_answers(instructor, answers, workdir, timeout=600):
+def try_answers(instructor, answers, workdir, timeout=600, checks=False):
     """Run the instructor's notebook top to bottom in one kernel; at each
     solution cell whose grade id is in `answers` (a dict: grade id -> {name:
     source}), first run each other answer in its place, the cells after it and
     its check (hidden tests included), then the real solution. Returns {(grade
     id, name): (the answer cell's error, the check's error)}, each None when
     that cell ran cleanly (an error in a cell between them counts as the
-    check's)."""
+    check's). With `checks`, also {check's grade id: its error or None} for
+    the notebook's own run."""
     import nbformat
     from nbclient import NotebookClient
 
@@ -161,6 +162,8 @@ def try_answers(instructor, answers, workdir, timeout=600):
                     results[(grade_id, name)] = (errors[0], errors[-1] or next(
                         (f"in a cell before the check: {e}" for e in errors[1:] if e), None))
             client.execute_cell(cell, index)
+            if checks and is_check(cell):
+                results[grade_id] = _error(cell)
     return results
 
 
