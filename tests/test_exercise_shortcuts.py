@@ -8,6 +8,7 @@ solution and runs the check cell with its hidden tests (nbgrader removes
 those from the student copy; the autograder runs them). Every shortcut must
 fail; the real solution must still pass (tests/test_nbgrader.py).
 """
+import json
 import multiprocessing
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
@@ -453,13 +454,23 @@ def shortcut_results(tmp_path_factory):
     with ProcessPoolExecutor(max_workers=2,
                              mp_context=multiprocessing.get_context("spawn")) as pool:
         futures = {nb: pool.submit(assignments.try_answers, ROOT / "notebooks" / nb,
-                                   exercises, work)
+                                   _with_solutions(nb, exercises), work)
                    for nb, exercises in SHORTCUTS.items()}
         return {nb: f.result() for nb, f in futures.items()}
 
 
+SOLUTION = "(the instructor's solution)"
+
+
+def _with_solutions(notebook, exercises):
+    """The shortcuts, and the real solution run the same way (it must pass)."""
+    cells = json.loads((ROOT / "notebooks" / notebook).read_text(encoding="utf-8"))["cells"]
+    solutions = {assignments.nbgrader_meta(c)["grade_id"]: assignments.source_text(c)
+                 for c in cells if assignments.is_solution(c)}
+    return {gid: {**answers, SOLUTION: solutions[gid]} for gid, answers in exercises.items()}
+
+
 def test_every_exercise_has_shortcuts():
-    import json
     for path in sorted((ROOT / "notebooks").glob("*.ipynb")):
         cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
         solutions = {assignments.nbgrader_meta(c)["grade_id"] for c in cells
@@ -474,3 +485,9 @@ def test_shortcut_fails_the_check(shortcut_results, notebook, grade_id, name):
     answer_error, check_error = shortcut_results[notebook][(grade_id, name)]
     assert answer_error is None, f"the shortcut itself does not run: {answer_error}"
     assert check_error is not None, f"{notebook} {grade_id}: the shortcut '{name}' passes the check"
+
+
+@pytest.mark.parametrize("notebook, grade_id", sorted({(nb, gid) for nb, gid, _ in _cases()}))
+def test_the_solution_passes_the_same_way(shortcut_results, notebook, grade_id):
+    """The harness can pass an answer: the solution, substituted the same way."""
+    assert shortcut_results[notebook][(grade_id, SOLUTION)] == (None, None)
