@@ -10,7 +10,10 @@ temporary course folder; then for each notebook with exercises:
 - the exercise cells have the metadata nbgrader expects;
 
 and nbgrader's autograder gives the blank copy of 00_build_a_tape no points
-and its solution all of them.
+and its solution all of them. Hidden tests (between the BEGIN and END HIDDEN
+TESTS markers of a check cell) are missing from the student copies, and the
+autograder runs them: an answer that passes the visible part of a check and
+fails its hidden part gets no point.
 """
 import json
 import multiprocessing
@@ -113,6 +116,8 @@ def test_student_copy_keeps_no_solution(course, path):
     _, released = course
     student_text = (released / path.name).read_text(encoding="utf-8")
     assert assignments.BEGIN not in student_text and assignments.END not in student_text
+    assert assignments.BEGIN_HIDDEN not in student_text
+    assert assignments.END_HIDDEN not in student_text
     student = json.loads(student_text)
     assert all(c.get("outputs", []) == [] for c in student["cells"] if c["cell_type"] == "code")
     student_sources = "\n".join(assignments.source_text(c) for c in student["cells"])
@@ -160,23 +165,93 @@ def test_autograde_scores_blank_zero_and_solution_full(tmp_path):
 
     notebook = ROOT / "notebooks" / "00_build_a_tape.ipynb"
     released = assignments.generate([notebook], tmp_path)
-    for student, source in (("blank", released / notebook.name), ("solved", notebook)):
+    # a student who walks tape.ops backwards: the visible part of the walk
+    # check passes, the hidden one (shuffled tape.ops) does not
+    submissions = {"blank": (released / notebook.name).read_bytes(),
+                   "solved": notebook.read_bytes(),
+                   "shortcut": json.dumps(_walk_shortcut(released / notebook.name)).encode()}
+    for student, data in submissions.items():
         folder = tmp_path / "submitted" / student / assignments.ASSIGNMENT
         folder.mkdir(parents=True)
-        (folder / notebook.name).write_bytes(source.read_bytes())
+        (folder / notebook.name).write_bytes(data)
     config = Config()
     config.CourseDirectory.root = str(tmp_path)
     api = NbGraderAPI(config=config)
-    for student in ("blank", "solved"):
+    for student in submissions:
         result = api.autograde(assignments.ASSIGNMENT, student)
         assert result["success"], result.get("error")
     with Gradebook(f"sqlite:///{tmp_path / 'gradebook.db'}") as gb:
         scores = {s: gb.find_submission_notebook(notebook.stem, assignments.ASSIGNMENT, s)
-                  for s in ("blank", "solved")}
+                  for s in submissions}
         n_checks = sum(assignments.is_check(c) for c in _load(notebook)["cells"])
         assert scores["blank"].max_score == n_checks
         assert [g.score for g in scores["blank"].grades] == [0.0] * n_checks
         assert scores["solved"].score == scores["solved"].max_score == n_checks
+        by_check = {g.name: g.score for g in scores["shortcut"].grades}
+        assert by_check.pop("ex00b-walk-check") == 0.0  # failed in its hidden tests
+        assert set(by_check.values()) == {1.0}
+
+
+REVERSED_TAPE_WALK = """def gradient(tape, target, source):
+    grads = {id(target): Tensor(1.0)}
+    for op, inputs, out in reversed(tape.ops):
+        if id(out) in grads:
+            for x, gx in zip(inputs, RULES[op](inputs, grads[id(out)])):
+                grads[id(x)] = gx if id(x) not in grads else grads[id(x)] + gx
+    return grads.get(id(source))
+"""
+
+
+def _walk_shortcut(student_copy):
+    """The student copy of 00_build_a_tape with every solution filled in, the
+    walk by REVERSED_TAPE_WALK."""
+    nb = _load(student_copy)
+    solved = _load(ROOT / "notebooks" / "00_build_a_tape.ipynb")
+    answers = {assignments.nbgrader_meta(c)["grade_id"]: c["source"]
+               for c in solved["cells"] if assignments.is_solution(c)}
+    answers["ex00b-walk-solution"] = REVERSED_TAPE_WALK
+    for cell in nb["cells"]:
+        if assignments.is_solution(cell):
+            cell["source"] = answers[assignments.nbgrader_meta(cell)["grade_id"]]
+    return nb
+
+
+def test_reversed_tape_walk_passes_the_visible_check(course):
+    """The shortcut above passes every check the student sees (so the zero the
+    autograder gives it comes from the hidden tests)."""
+    course_dir, released = course
+    path = course_dir / "walk_shortcut.ipynb"
+    path.write_text(json.dumps(_walk_shortcut(released / "00_build_a_tape.ipynb")),
+                    encoding="utf-8")
+    results = assignments.try_answers(path, {}, course_dir, checks=True)
+    assert results and all(error is None for error in results.values()), results
+
+
+def _hidden_regions(text):
+    return re.findall(r"### BEGIN HIDDEN TESTS\n(.*?)### END HIDDEN TESTS", text, flags=re.S)
+
+
+@pytest.mark.parametrize("path", EXERCISE_NOTEBOOKS, ids=ids)
+def test_every_check_has_hidden_tests_the_student_copy_lacks(course, path):
+    """Each check cell grades inputs the student never sees: it has a hidden
+    part, and no line of it is in the student copy."""
+    _, released = course
+    student = _load(released / path.name)
+    student_checks = {assignments.nbgrader_meta(c)["grade_id"]: assignments.source_text(c)
+                      for c in student["cells"] if assignments.is_check(c)}
+    for cell in _load(path)["cells"]:
+        if not assignments.is_check(cell):
+            continue
+        grade_id = assignments.nbgrader_meta(cell)["grade_id"]
+        text = assignments.source_text(cell)
+        hidden = _hidden_regions(text)
+        assert hidden and all(h.strip() for h in hidden), f"{grade_id}: no hidden tests"
+        visible = re.sub(r"### BEGIN HIDDEN TESTS.*?### END HIDDEN TESTS\n?", "", text, flags=re.S)
+        assert student_checks[grade_id].strip() == visible.strip(), (
+            f"{grade_id}: the student's check is not the visible part of the instructor's")
+        for line in {ln.strip() for h in hidden for ln in h.splitlines()}:
+            if len(line) >= 12 and line not in visible:
+                assert line not in student_checks[grade_id], f"{grade_id}: hidden line leaked: {line}"
 
 
 def _tiny_notebook(path, check_source, solution="answer = 42"):

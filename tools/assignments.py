@@ -8,7 +8,8 @@ docs/teaching.md has the teacher's workflow with nbgrader. This module:
 
 and, for tests/test_nbgrader.py, `generate` (nbgrader's generate_assignment in
 a course folder) and `round_trip` (each check fails on the blank exercise and
-passes on the solution).
+passes on the solution); for tests/test_exercise_shortcuts.py, `try_answers`
+(the instructor's checks, hidden tests included, run on other answers).
 """
 import argparse
 import copy
@@ -21,6 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
 ASSIGNMENT = "course"
 BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
+BEGIN_HIDDEN, END_HIDDEN = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
 
 
 def nbgrader_meta(cell):
@@ -125,6 +127,43 @@ def round_trip(instructor, student, workdir, timeout=600):
                 result.update(solution=sol_id, solution_error=errors[-1] or next(
                     (f"in a cell before the check: {e}" for e in errors if e), None))
             results.append(result)
+    return results
+
+
+def try_answers(instructor, answers, workdir, timeout=600, checks=False):
+    """Run the instructor's notebook top to bottom in one kernel; at each
+    solution cell whose grade id is in `answers` (a dict: grade id -> {name:
+    source}), first run each other answer in its place, the cells after it and
+    its check (hidden tests included), then the real solution. Returns {(grade
+    id, name): (the answer cell's error, the check's error)}, each None when
+    that cell ran cleanly (an error in a cell between them counts as the
+    check's). With `checks`, also {check's grade id: its error or None} for
+    the notebook's own run."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    inst = nbformat.read(str(instructor), as_version=4)
+    client = NotebookClient(inst, timeout=timeout, kernel_name="python3", allow_errors=True,
+                            record_timing=False, resources={"metadata": {"path": str(workdir)}})
+    code = [(i, c) for i, c in enumerate(inst.cells) if c.cell_type == "code"]
+    results = {}
+    with client.setup_kernel():
+        for k, (index, cell) in enumerate(code):
+            grade_id = nbgrader_meta(cell).get("grade_id")
+            if is_solution(cell) and grade_id in answers:
+                check = next(j for j in range(k + 1, len(code)) if is_check(code[j][1]))
+                for name, source in answers[grade_id].items():
+                    errors = []
+                    for c in [nbformat.v4.new_code_cell(source)] + [
+                            copy.deepcopy(c) for _, c in code[k + 1:check + 1]]:
+                        c.outputs = []
+                        client.execute_cell(c, index)
+                        errors.append(_error(c))
+                    results[(grade_id, name)] = (errors[0], errors[-1] or next(
+                        (f"in a cell before the check: {e}" for e in errors[1:] if e), None))
+            client.execute_cell(cell, index)
+            if checks and is_check(cell):
+                results[grade_id] = _error(cell)
     return results
 
 
