@@ -428,6 +428,8 @@ class Function:
                 return _FAILED  # trace each shape on its own (it raises there if wrong)
         if any(trace.graph.value_inputs for trace, _ in traces):
             return None  # it uses an argument's value: one trace per value instead
+        if any(trace.graph.shape_specific for trace, _ in traces):
+            return None  # it holds for its shapes only: one trace per shape
         symbols = {p: f"n{k}" for k, p in enumerate(dict.fromkeys(pairs))}
         graph = generalize(traces[0][0].graph, traces[1][0].graph, symbols)
         if graph is None:

@@ -85,6 +85,8 @@ class Graph:
         # Inputs whose values the trace used as Python values (an index, a shape,
         # an op attribute): input number -> the value this graph is right for.
         self.value_inputs = {}
+        # Whether the trace holds for its input shapes only (tracing.shapes_matter)
+        self.shape_specific = False
         first = len(self.inputs)
         for node in self.nodes:
             node.first = first

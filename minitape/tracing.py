@@ -124,6 +124,7 @@ class Tracer:
         # on, and the placeholders whose values the trace used as Python values.
         self._deps = {}
         self._value_inputs = {}         # placeholder index -> the value it was traced for
+        self._shape_specific = False    # see shapes_matter
 
     def _variable_assigned(self, variable, value, mode):
         """`variable.assign*(value)` during the trace (the engine calls this just
@@ -388,7 +389,20 @@ class Tracer:
         graph = Graph(self.name, specs, nodes, out_structure,
                       num_captures=len(self._captures), args=args)
         graph.value_inputs = dict(self._value_inputs)
+        graph.shape_specific = self._shape_specific
         return graph
+
+
+def shapes_matter():
+    """Called by code whose cost is checked for each call's sizes (a loaded
+    graph of any input shape, against the saved-model limits): the traces being
+    recorded now hold for their input shapes only, so a call with new shapes
+    traces again, and that code checks them again."""
+    for tracer in state.tapes:
+        if getattr(tracer, "_is_trace", False):
+            while tracer.parent is not None:
+                tracer = tracer.parent
+            tracer._shape_specific = True
 
 
 def map_structure(s, fn):

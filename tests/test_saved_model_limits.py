@@ -76,3 +76,30 @@ def test_a_file_at_the_item_limit_is_still_refused_quickly(tmp_path):
     with pytest.raises(LoadError, match="more items than the limit"):
         mt.saved_model.load(tmp_path / "m")
     assert time.perf_counter() - start < 2.0
+
+
+@pytest.mark.parametrize("jit_compile", [False, True])
+def test_the_limit_follows_a_loaded_function_into_a_new_function(tmp_path, monkeypatch,
+                                                                  jit_compile):
+    """A loaded any-shape function checks each call's sizes against the limits;
+    wrapped in a new any-shape mt.function, it still does: the wrapper traces
+    again for new sizes (the loaded graph's cost depends on them), so every
+    size passes the check."""
+    @mt.function(input_signature=[mt.TensorSpec([None], mt.float32)])
+    def outer(x):
+        return mt.einsum("i,j->ij", x, x)
+    module = mt.Module()
+    module.f = outer
+    mt.saved_model.save(module, tmp_path / "m")
+    loaded = mt.saved_model.load(tmp_path / "m")
+    monkeypatch.setattr(sm.checks, "MAX_TENSOR_BYTES", 4 * 100 * 100)  # 100 x 100 float32
+
+    wrapped = mt.function(lambda x: loaded.f(x), jit_compile=jit_compile,
+                          input_signature=[mt.TensorSpec([None], mt.float32)])
+    assert wrapped(mt.ones([3])).shape == (3, 3)
+    assert wrapped(mt.ones([100])).shape == (100, 100)
+    with pytest.raises(ValueError, match=r"loaded function outer.*float32\[101, 101\] is "
+                                         "more than the limit"):
+        wrapped(mt.ones([101]))
+    with pytest.raises(ValueError, match="more than the limit"):
+        loaded.f(mt.ones([101]))  # called directly: the same check

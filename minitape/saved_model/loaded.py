@@ -4,6 +4,7 @@ the limits again for the sizes of each call)."""
 import inspect
 
 from .. import function as _fn
+from ..tracing import shapes_matter
 from ..layers import Module
 from ..specs import TensorSpec
 from .checks import check_graph
@@ -14,6 +15,7 @@ def _run(graph, inputs, what):
     """Run a loaded graph. A polymorphic one is checked again for the sizes of
     this call first: the limits hold, and its declared shapes fit these sizes."""
     if graph.symbolic_inputs is not None:
+        shapes_matter()  # inside a trace: it traces again for new sizes, checked again
         try:
             check_graph(graph, [TensorSpec(t.shape, t.dtype) for t in inputs])
         except ValueError as e:
