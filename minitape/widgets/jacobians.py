@@ -130,7 +130,8 @@ def regulariser_explorer(layer, x, targets, steps=100, learning_rate=0.1):
                                                     learning_rate)
         histories = {0.0: baseline} if weight else {}
         histories[float(weight)] = history
-        fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+        # constrained layout keeps the figure's title clear of the two panels' titles
+        fig, axes = plt.subplots(1, 2, figsize=(11, 4.4), constrained_layout=True)
         plot_training_histories(histories, axes=axes)
         fig.suptitle(f"after {steps} steps: data loss {history['task'][-1]:.4f}, "
                      f"input-gradient norm {history['norm'][-1]:.4f}")

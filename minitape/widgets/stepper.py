@@ -29,8 +29,12 @@ def backward_stepper(tape, target, sources, output_gradients=None, names=None,
     n = len(state._after) - 1
     slider = widgets.IntSlider(value=0, min=0, max=n, step=1, description="step",
                                continuous_update=True)
-    back = widgets.Button(description="\u25c0 back", layout=widgets.Layout(width="80px"))
-    nxt = widgets.Button(description="next \u25b6", layout=widgets.Layout(width="80px"))
+    # wide enough for the label and the icon JupyterLab adds to a control whose
+    # kernel is gone ("\u25c0 b..." and "nex..." at 80px)
+    back = widgets.Button(description="\u25c0 back",
+                          layout=widgets.Layout(width="auto", min_width="96px"))
+    nxt = widgets.Button(description="next \u25b6",
+                         layout=widgets.Layout(width="auto", min_width="96px"))
     view = widgets.HTML(value=state.html(0))
     children = [widgets.HBox([back, slider, nxt]), view]
     out = None
