@@ -10,6 +10,7 @@ ipywidgets 7.7 and 8.
 """
 from ..stepping import StepperState
 from .. import viz
+from .compat import explorer
 
 
 def backward_stepper(tape, target, sources, output_gradients=None, names=None,
@@ -69,4 +70,4 @@ def backward_stepper(tape, target, sources, output_gradients=None, names=None,
     box = widgets.VBox(children)
     box.state, box.slider, box.view = state, slider, view
     box.back_button, box.next_button, box.graph_output = back, nxt, out
-    return box
+    return explorer(box)
