@@ -95,6 +95,7 @@ def test_fallback_shows_plots_html_and_control_values():
     html = rb.fallback_html(state, "box")
     assert rb.FALLBACK_CAPTION in html and "delta = 0.5" in html
     assert f'src="data:image/png;base64,{PNG}"' in html
+    assert 'alt="plot of the explorer, as first drawn (delta = 0.5)"' in html
     assert "<b>dc/da = 4.0</b>" in html and "<i>step 0</i>" in html
     assert "elsewhere" not in html
     assert rb.fallback_html(state, "slider") is None  # nothing static drawn

@@ -280,3 +280,15 @@ def test_09_legend_covers_no_bar(explorer_figures):
     legend = ax_bar.get_legend().get_window_extent(renderer)
     for bar in bars:
         assert not legend.overlaps(bar.get_window_extent(renderer))
+
+
+def test_the_readme_describes_every_figure_it_shows():
+    """Alt text that says what the picture shows (not just its name), for each
+    figure the README embeds, and each embedded figure is one the builder makes."""
+    import re
+    from pathlib import Path
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    shown = re.findall(r"!\[([^\]]*)\]\(figures/([\w.]+)\.png\)", readme)
+    assert sorted(name for _, name in shown) == sorted(figures.NAMES)
+    for alt, name in shown:
+        assert len(alt.split()) >= 10, f"{name}: alt text {alt!r} does not describe the figure"

@@ -88,6 +88,9 @@ def fallback_html(state, model_id):
     of its Output widgets and its HTML widgets, with its controls' values.
     None when it drew nothing static."""
     models = reachable_models(state, model_id)
+    controls = _controls_text(models)
+    alt = html.escape(f"plot of the explorer, as first drawn ({controls or 'its first state'})",
+                      quote=True)
     pieces = []
     for m in models:
         s = m.get("state", {})
@@ -98,7 +101,7 @@ def fallback_html(state, model_id):
                     png = data["image/png"]
                     png = "".join(png) if isinstance(png, list) else png
                     base64.b64decode(png, validate=True)
-                    pieces.append(f'<img src="data:image/png;base64,{png.strip()}"/>')
+                    pieces.append(f'<img alt="{alt}" src="data:image/png;base64,{png.strip()}"/>')
                 elif "text/html" in data:
                     h = data["text/html"]
                     pieces.append("".join(h) if isinstance(h, list) else h)
@@ -108,7 +111,6 @@ def fallback_html(state, model_id):
             pieces.append(s["value"])
     if not pieces:
         return None
-    controls = _controls_text(models)
     caption = FALLBACK_CAPTION + (f": {html.escape(controls)}" if controls else "")
     return (f'<div class="minitape-explorer-fallback"><div style="font-style: italic; '
             f'opacity: 0.7;">{caption}</div>{"".join(pieces)}</div>')
