@@ -61,6 +61,20 @@ def test_auto_does_the_cheaper_work_by_notebook_10s_count(n):
             assert fw.auto_direction(n, m) == min(works, key=works.get)
 
 
+def test_the_readme_crossover_for_64_inputs():
+    """README: for tanh(W @ x) with 64 inputs, forward from m = 88 outputs on,
+    with estimates 64**2 + 4*64*m against 2m(64 + m)."""
+    from minitape import GradientTape
+    from minitape.jacobians import direction_costs
+    for m in (87, 88):
+        f, _, x = fw.tanh_layer(64, m)
+        with GradientTape() as tape:
+            tape.watch(x)
+            y = f(x)
+        assert direction_costs(tape, y, [x]) == (64 ** 2 + 4 * 64 * m, 2 * m * (64 + m))
+    assert fw.auto_direction(64, 87) == "reverse" and fw.auto_direction(64, 88) == "forward"
+
+
 def test_auto_takes_reverse_just_past_n_outputs():
     # the two ranges of issue 19, by the count: reverse is cheaper there
     for n, m in [(64, 65), (64, 87), (16, 17), (16, 21)]:
