@@ -180,6 +180,32 @@ def test_trusted_notebook_shows_the_picture_before_running(lab):
         page, _open(page, lab, "trusted.ipynb")), lab)
 
 
+def test_saving_an_unchanged_notebook_rewrites_nothing(lab):
+    """Issue 19: trusting or saving rewrote 12 notebooks (a dirty `git status`
+    for a student who only read them)."""
+    def check(page, lab):
+        path = lab["root"] / "trusted.ipynb"
+        stored = NOTEBOOK.read_bytes()
+        assert path.read_bytes() == stored
+        notebook = _open(page, lab, "trusted.ipynb")
+        _assert_the_picture_shows(page, notebook)
+        written = path.stat().st_mtime_ns
+        notebook.click(position={"x": 5, "y": 5})
+        page.keyboard.press("Control+s")
+        deadline = time.monotonic() + 20
+        while path.stat().st_mtime_ns == written and time.monotonic() < deadline:
+            page.wait_for_timeout(250)
+        assert path.stat().st_mtime_ns != written, "JupyterLab did not save"
+        saved = path.read_bytes()
+        if saved != stored:
+            import difflib
+            diff = difflib.unified_diff(stored.decode().splitlines(), saved.decode().splitlines(),
+                                        lineterm="", n=2)
+            pytest.fail("saving an unchanged notebook changed it:\n" + "\n".join(
+                line[:200] for line in list(diff)[:60]))
+    _in_browser(check, lab)
+
+
 def test_untrusted_notebook_shows_the_picture_before_running(lab):
     _in_browser(lambda page, lab: _assert_the_picture_shows(
         page, _open(page, lab, "untrusted.ipynb")), lab)

@@ -149,3 +149,11 @@ def test_an_explorer_displays_a_note_then_its_widget():
     assert NOTE_CLASS in note.data["text/html"] and "<style>" in note.data["text/html"]
     assert view.data[rb.WIDGET_VIEW]["model_id"] == widget.model_id
     assert view.data["text/plain"] == ""  # untrusted: no `interactive(children=...`
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_the_kernelspec_is_what_jupyterlab_writes_back(path):
+    """JupyterLab saves the kernel's display name; any other makes a save of an
+    unchanged notebook a git diff (tests/test_browser_explorers.py saves one)."""
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    assert nb["metadata"]["kernelspec"] == rb.KERNELSPEC

@@ -42,6 +42,7 @@ ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"  # as minitape.widgets.compat
 WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
+KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
 FALLBACK_CAPTION = "explorer, as first drawn (run the notebook to move it)"
 
 
@@ -164,6 +165,8 @@ def rebuild(path, timeout=600):
                             resources={"metadata": {"path": str(path.parent)}})
     client.execute()
     frozen = freeze_explorers(nb)
+    # the name JupyterLab writes back on save, so saving changes nothing
+    nb.metadata["kernelspec"] = dict(nb.metadata.get("kernelspec", {}), **KERNELSPEC)
     nbformat.write(nbformat.from_dict(nb), path)
     return f"{path.name}: executed, {frozen} explorer(s) stored as pictures"
 
