@@ -261,6 +261,23 @@ def test_every_explorer_figure_is_labelled(explorer_figures):
         assert unreadable(fig) == [], name
 
 
+def _overlapping_labels(fig):
+    """Pairs of titles and axis labels (colour bars' too) whose boxes overlap."""
+    renderer = _renderer(fig)
+    texts = [t for ax in fig.axes for t in (ax.title, ax.xaxis.label, ax.yaxis.label)
+             if t.get_text().strip()]
+    boxes = [(t.get_text(), t.get_window_extent(renderer)) for t in texts]
+    return [(a, b) for i, (a, box_a) in enumerate(boxes) for b, box_b in boxes[i + 1:]
+            if box_a.overlaps(box_b)]
+
+
+def test_no_label_lies_on_another(explorer_figures, built):
+    """The 09 explorer's colour-bar label once sat on the bar panel's y label."""
+    for name, fig in list(explorer_figures.items()) + [
+            (n, f) for n, (_, f) in built[1].items()]:
+        assert _overlapping_labels(fig) == [], name
+
+
 def test_06_figure_title_clear_of_the_plot_titles(explorer_figures):
     fig = explorer_figures["06 regulariser"]
     renderer = _renderer(fig)
