@@ -35,6 +35,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOK = ROOT / "notebooks" / "07_jacobians.ipynb"
+STEPPER = ROOT / "notebooks" / "00_how_a_tape_works.ipynb"  # the stepper and one more
 CHROMIUM = "/usr/bin/chromium"
 FALLBACK = ".minitape-explorer-fallback"
 NOTE = ".minitape-explorer-note"
@@ -66,6 +67,7 @@ def lab():
         root.mkdir()
         shutil.copy(NOTEBOOK, root / "trusted.ipynb")
         shutil.copy(NOTEBOOK, root / "run.ipynb")  # same digest: trusted too
+        shutil.copy(STEPPER, root / "stepper.ipynb")
         # Trust goes by a digest of the content: the untrusted copy must differ.
         nb = json.loads(NOTEBOOK.read_text(encoding="utf-8"))
         nb["metadata"]["title"] = "an untrusted copy"
@@ -78,8 +80,9 @@ def lab():
                    JUPYTER_DATA_DIR=str(tmp / "data"), JUPYTER_RUNTIME_DIR=str(tmp / "runtime"),
                    IPYTHONDIR=str(tmp / "ipython"))
         env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
-        subprocess.run([sys.executable, "-m", "jupyter", "trust", str(root / "trusted.ipynb")],
-                       env=env, check=True, capture_output=True)
+        for name in ("trusted.ipynb", "stepper.ipynb"):
+            subprocess.run([sys.executable, "-m", "jupyter", "trust", str(root / name)],
+                           env=env, check=True, capture_output=True)
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             port = s.getsockname()[1]
@@ -178,6 +181,19 @@ def _assert_the_picture_shows(page, notebook):
 def test_trusted_notebook_shows_the_picture_before_running(lab):
     _in_browser(lambda page, lab: _assert_the_picture_shows(
         page, _open(page, lab, "trusted.ipynb")), lab)
+
+
+def test_the_stepper_notebook_shows_pictures_not_clipped_buttons(lab):
+    """Issue 19: trusted, before running, the stepper's buttons were clipped
+    ("\u25c0 b..", "nex..") beside red broken-link icons."""
+    def check(page, lab):
+        from playwright.sync_api import expect
+        notebook = _open(page, lab, "stepper.ipynb")
+        expect(notebook.locator(FALLBACK)).to_have_count(2, timeout=WAIT)
+        expect(notebook.locator(FALLBACK).first).to_contain_text("step = 0")
+        assert notebook.locator(".jupyter-widgets, .widget-button").count() == 0
+        _assert_nothing_broken(page, notebook)
+    _in_browser(check, lab)
 
 
 def test_saving_an_unchanged_notebook_rewrites_nothing(lab):
