@@ -38,16 +38,19 @@ def explorer(widget):
     `python -m tools.rebuild_notebooks` replaces the note with a picture of the
     explorer's first state. Returns the widget."""
     def show(**kwargs):
+        import ipywidgets as widgets
         from IPython.display import HTML, display
 
         display(HTML(NOTE_HTML))
-        bundle = getattr(type(widget), "_repr_mimebundle_", None)
-        if bundle is not None:  # ipywidgets 8
-            data = bundle(widget)
-            data["text/plain"] = ""
-            display(data, raw=True)
-        else:  # ipywidgets 7 (Colab) displays itself
-            type(widget)._ipython_display_(widget, **kwargs)
+        own_display = getattr(type(widget), "_ipython_display_", None)
+        if int(widgets.__version__.split(".")[0]) < 8 and own_display is not None:
+            own_display(widget, **kwargs)  # ipywidgets 7 (Colab) displays itself
+            return
+        data, metadata = type(widget)._repr_mimebundle_(widget), None
+        if isinstance(data, tuple):
+            data, metadata = data
+        data = dict(data, **{"text/plain": ""})
+        display(data, metadata=metadata, raw=True)
 
     widget._ipython_display_ = show
     return widget
