@@ -7,7 +7,9 @@ options `tools.rebuild_notebooks` strips the stored notebooks with (outputs and
 execution counts kept). Git then compares notebooks without the metadata a
 notebook front end adds or rewrites on save (widget state, a cell's
 `execution`, `collapsed` and `scrolled` flags, the trust signature), so a
-notebook that was opened, trusted and saved is unchanged. The stored notebooks
+notebook that was opened, trusted and saved shows no diff (`git status` may
+list it until `git add notebooks` refreshes git's record of its size, which
+stages nothing). The stored notebooks
 are fixed points of the filter (tests/test_explorer_state.py checks it), so
 installing it changes nothing by itself. Running cells does change outputs,
 and git shows that; `git checkout -- notebooks` brings back the stored ones.
