@@ -636,6 +636,7 @@ def plot_w6(rows, path):
     ax.grid(True, which="both", alpha=0.3)
     fig.savefig(path, dpi=100, bbox_inches="tight", metadata={"Software": None})
     plt.close(fig)
+    return fig  # closed; its data stays readable (tests/test_figures.py)
 
 
 def main(argv=None):

@@ -22,8 +22,8 @@ import sys
 import minitape as mt
 
 from .widgets.jacobians import newton_losses
-from .plotting import (imshow_zero_center, plot_as_patches, plot_newton_losses,
-                       plot_sigmoid_jacobian)
+from .plotting import (imshow_zero_center, label_axes, plot_as_patches, plot_hessian,
+                       plot_newton_losses, plot_sigmoid_jacobian)
 
 SEED = 42
 NAMES = ("sigmoid_jacobian", "hessian_symmetry", "newton_step",
@@ -103,19 +103,21 @@ def make_figures():
     ax.set_title("y = sigmoid(x + delta) and its Jacobian with respect to delta")
 
     hess = hessian_example()
-    ax = imshow_zero_center(hess["h_mat"], ax=new("hessian_symmetry"))
-    ax.set_title("The (40, 40) Hessian of the loss w.r.t. layer1.kernel is symmetric")
+    plot_hessian(hess["h_mat"], ax=new("hessian_symmetry"),
+                 title="The (40, 40) Hessian of the loss w.r.t. layer1.kernel is symmetric")
     plot_newton_losses(hess["losses"], ax=new("newton_step", (6, 4)),
                        title="Loss before and after one Newton step (eps = 1e-3)")
 
     b = batch_example()
-    ax = imshow_zero_center(b["j"][:, 0, :, 0], ax=new("batch_slice"))
-    ax.set_title("A (batch, batch) slice")
+    ax = imshow_zero_center(b["j"][:, 0, :, 0], ax=new("batch_slice"),
+                            label="dy[b, 0] / dx[b', 0]")
+    label_axes(ax, "A (batch, batch) slice", "b', example of x (input feature 0)",
+               "b, example of y (output unit 0)")
     ax = plot_as_patches(b["j"], ax=new("batch_patches"))
     ax.set_title("All (batch, batch) slices are diagonal")
     ax = plot_as_patches(b["j_bn"], ax=new("batch_patches_batchnorm"))
-    ax.set_title("With BatchNormalization the slices are not diagonal")
-    ax.set_xlabel("Don't use `batch_jacobian`")
+    ax.set_title("With BatchNormalization the slices are not diagonal:\n"
+                 "don't use `batch_jacobian`")
     return figures
 
 

@@ -209,18 +209,32 @@ def direction_costs(tape, target, sources, n_outputs=None, n_inputs=None):
     element of the target; on each op, a walk computes the gradient of every
     input that leads to a source. (batch_jacobian passes the sizes of one
     example as `n_outputs` and `n_inputs`.)
+
+    For `jacobian` (no sizes passed) each count also holds the numbers its
+    direction computes assembling the result, which are not the same in both:
+    forward mode transposes every source's stacked columns (n, *target) to
+    (*target, n), and reshapes them when the source is not a vector; reverse
+    mode reshapes its rows when the target is not a vector. Without the
+    transpose, a tanh layer with 64 inputs took forward mode for 65..87
+    outputs while it computed up to 23% more numbers. (batch_jacobian's two
+    directions assemble with a transpose and a reshape of the same size.)
     """
+    assemble = n_outputs is None and n_inputs is None
     n_outputs = target.size if n_outputs is None else n_outputs
     n_inputs = [s.size for s in sources] if n_inputs is None else n_inputs
-    forward = 0
+    forward = reverse_assembly = 0
     for s, n in zip(sources, n_inputs):
         path, needs, _ = ops_between(tape._producer, [target._id], {s._id})
         forward += n * sum(sum(needs[op.seq]) * sum(y._value.size for y in op.outputs)
                            for op in path)
+        if assemble and path:
+            block = n * target.size  # the source's columns of the Jacobian
+            forward += block * (1 + (s.shape != (n,)))  # transpose (+ reshape)
+            reverse_assembly += block * (target.shape != (target.size,))  # reshape
     path, needs, _ = ops_between(tape._producer, [target._id], {s._id for s in sources})
     walk = sum(x._value.size for op in path for x, flag in zip(op.inputs, needs[op.seq])
                if flag)
-    return forward, n_outputs * walk
+    return forward, n_outputs * walk + reverse_assembly
 
 
 def _pick_direction(tape, choice, target, sources, method, n_outputs=None, n_inputs=None):

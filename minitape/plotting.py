@@ -27,22 +27,43 @@ def _new_axes(ax, ncols=1, figsize=None):
 
 # --- images centred on zero ----------------------------------------------------
 
-def imshow_zero_center(image, ax=None, **kwargs):
+def imshow_zero_center(image, ax=None, label="value (white = 0)", **kwargs):
     """Show a matrix with a colour scale centred on zero.
 
     White is 0, red is positive, blue is negative, and the scale runs from
     -max|image| to +max|image|, so equal magnitudes get equal colour strength
-    whatever their sign. Extra keyword arguments go to `imshow` (the guide
-    passes `extent`). Returns the Axes; the drawn array is
-    `ax.images[-1].get_array()`.
+    whatever their sign. `label` names the colour bar (what a colour means,
+    so the picture reads without the text). Extra keyword arguments go to
+    `imshow` (the guide passes `extent`). Returns the Axes; the drawn array is
+    `ax.images[-1].get_array()`, the colour bar `ax.minitape_colorbar`.
     """
     ax = _new_axes(ax)
     image = ops.convert_to_tensor(image)
     lim = float(ops.reduce_max(abs(image))) if image.size else 0.0
     lim = lim or 1.0  # an all-zero image: any symmetric scale will do
     shown = ax.imshow(image.numpy(), vmin=-lim, vmax=lim, cmap="seismic", **kwargs)
-    ax.figure.colorbar(shown, ax=ax)
+    ax.minitape_colorbar = ax.figure.colorbar(shown, ax=ax, label=label)
     return ax
+
+
+def label_axes(ax, title=None, xlabel=None, ylabel=None):
+    """Set whichever of the title and axis labels are given; returns the Axes."""
+    if title is not None:
+        ax.set_title(title)
+    if xlabel is not None:
+        ax.set_xlabel(xlabel)
+    if ylabel is not None:
+        ax.set_ylabel(ylabel)
+    return ax
+
+
+def plot_hessian(h_mat, ax=None, title=None):
+    """A flattened (n, n) Hessian as a zero-centred image, every part labelled:
+    row i and column j are entries of the flattened kernel, the colour is
+    d2 loss / (dw_i dw_j). Returns the Axes."""
+    ax = imshow_zero_center(h_mat, ax=ax, label="d\u00b2 loss / (dw_i dw_j)")
+    return label_axes(ax, title or "Hessian of the loss (symmetric about the diagonal)",
+                      "j, entry of the flattened kernel", "i, entry of the flattened kernel")
 
 
 def patches_image(j):
@@ -74,9 +95,14 @@ def patches_image(j):
 def plot_as_patches(j, ax=None):
     """Draw every (batch, batch) slice of a (batch, outs, batch, ins) Jacobian
     as one patch: rows of patches are output units, columns are input features.
-    When examples are independent every patch is diagonal. Returns the Axes."""
+    When examples are independent every patch is diagonal. The axes and the
+    colour bar say so. Returns the Axes."""
     image, extent = patches_image(j)
-    return imshow_zero_center(image, ax=ax, extent=extent)
+    ax = imshow_zero_center(image, ax=ax, extent=extent,
+                            label="dy[b, unit] / dx[b', feature]")
+    ax.set_xlabel("input feature (in each patch: example b' across)")
+    ax.set_ylabel("output unit (in each patch: example b down)")
+    return ax
 
 
 # --- curves --------------------------------------------------------------------
@@ -102,31 +128,51 @@ def plot_sigmoid_jacobian(x, y, dy_dx, ax=None, delta=None):
     ax.set_ylim(-0.05, 1.05)
     ax.legend(loc="upper left")
     ax.set_xlabel("x")
+    ax.set_ylabel("y, and dy/d(delta)")
+    if not ax.get_title():
+        ax.set_title("y = sigmoid(x + delta) and its Jacobian")
     return ax
 
 
 def plot_newton_losses(losses, ax=None, title=None):
     """Loss after each Newton step (step 0 is the starting point).
 
-    With exactly two values the ticks read "before" and "after".
-    Returns the Axes; the curve is `ax.lines[0]`.
+    The loss axis is logarithmic: one Newton step divides this loss by about
+    a thousand, so on a linear axis every point after the first step would
+    sit on the x axis; on a log axis each step's improvement is a visible
+    drop. (A loss of exactly 0 switches to a symmetric-log axis.) Each point
+    is labelled with its value on the side away from the next segment, so no
+    label lies on the line. With exactly two values the ticks read "before"
+    and "after". Returns the Axes; the curve is `ax.lines[0]`.
     """
     ax = _new_axes(ax)
     losses = np.asarray(losses, dtype=float)
     steps = np.arange(len(losses))
     ax.plot(steps, losses, marker="o")
-    for s, value in zip(steps, losses):
-        ax.annotate(f"{value:.4f}", (s, value), textcoords="offset points",
-                    xytext=(0, 8), ha="center", fontsize=9)
+    finite = losses[np.isfinite(losses)]
+    positive = finite[finite > 0]
+    if len(positive) == len(finite) and len(positive):
+        ax.set_yscale("log")
+        ax.set_ylim(positive.min() / 5, positive.max() * 5)
+    elif len(finite):
+        ax.set_yscale("symlog", linthresh=float(positive.min()) if len(positive) else 1e-8)
+    for k, (s, value) in enumerate(zip(steps, losses)):
+        rising = k + 1 < len(losses) and losses[k + 1] > value
+        # the segment to the next point goes down-right (up-right when rising):
+        # put the label on the other side, right of the point (the previous
+        # segment arrives from the left)
+        ax.annotate(f"{value:.3g}", (s, value), textcoords="offset points",
+                    xytext=(6, -6 if rising else 6), ha="left",
+                    va="top" if rising else "bottom", fontsize=9)
     if len(losses) == 2:
         ax.set_xticks([0, 1], ["before", "after"])
         ax.set_xlim(-0.5, 1.5)
+        ax.set_xlabel("one Newton step")
     else:
         ax.set_xticks(steps)
-        ax.set_xlabel("Newton step")
-    ax.set_ylim(bottom=min(0.0, float(np.nanmin(losses))),
-                top=float(np.nanmax(losses)) * 1.2 or 1.0)
-    ax.set_ylabel("loss")
+        ax.set_xlim(-0.5, len(losses) - 0.5)
+        ax.set_xlabel("Newton step (0 = start)")
+    ax.set_ylabel("loss (mean squared output, log scale)")
     ax.set_title(title or "Loss per Newton step")
     return ax
 
@@ -147,6 +193,8 @@ def plot_training_histories(histories, axes=None):
         ax_norm.plot(np.arange(len(h["norm"])), h["norm"], label=label)
     ax_task.set_title("data loss (mean squared error)")
     ax_norm.set_title("input-gradient norm |d out / d x|")
+    ax_task.set_ylabel("mean squared error")
+    ax_norm.set_ylabel("|d out / d x|")
     for ax in axes:
         ax.set_xlabel("training step")
         ax.set_ylim(bottom=0)
@@ -168,7 +216,7 @@ def plot_batch_row(j, jb, row, unit, axes=None, title=None):
         axes = _new_axes(None, ncols=2, figsize=(11, 4))
     ax_img, ax_bar = axes
     j, jb = np.asarray(j), np.asarray(jb)
-    imshow_zero_center(j[row, unit], ax=ax_img)
+    imshow_zero_center(j[row, unit], ax=ax_img, label=f"dy[{row}, {unit}] / dx")
     ins = j.shape[-1]
     ax_img.add_patch(mpatches.Rectangle((-0.5, row - 0.5), ins, 1, fill=False,
                                         edgecolor="black", linewidth=2))
@@ -184,7 +232,10 @@ def plot_batch_row(j, jb, row, unit, axes=None, title=None):
     ax_bar.axhline(0, color="black", linewidth=0.8)
     ax_bar.set_xticks(features)
     ax_bar.set_xlabel("input feature")
-    ax_bar.legend(loc="upper left", fontsize=9)
+    ax_bar.set_ylabel(f"dy[{row}, {unit}] / dx[{row}, feature]")
+    # below the panel, where it covers no bar whatever their heights
+    ax_bar.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=1, fontsize=9,
+                  frameon=False)
     ax_bar.set_title(title or "per-example gradient vs batch_jacobian")
     return axes
 
@@ -206,7 +257,8 @@ def plot_direction_work(forward, reverse, auto, ax=None, title=None):
                     textcoords="offset points", xytext=(0, 4), ha="center")
     ax.set_yscale("log")
     ax.set_ylim(1, max(heights) * 10)
-    ax.set_ylabel("numbers computed")
+    ax.set_ylabel("numbers computed (log scale)")
+    ax.set_xlabel("direction (solid: the one auto picks)")
     ax.set_title(title or "Jacobian: forward vs reverse mode")
     ax.text(0.02, 0.95, f"auto picks {auto}", transform=ax.transAxes, va="top")
     return ax

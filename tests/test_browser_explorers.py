@@ -1,16 +1,17 @@
-"""Explorers render when a notebook is opened, before any cell runs (real browser).
+"""Explorers in JupyterLab before the kernel runs, and after a save (real browser).
 
-JupyterLab on 127.0.0.1 in Debian's Chromium (as in test_browser.py) opens two
-copies of notebooks/07_jacobians.ipynb as stored, and runs nothing:
+JupyterLab on 127.0.0.1 in Debian's Chromium (as in test_browser.py) serves
+copies of notebooks/07_jacobians.ipynb:
 
-- a trusted copy: the sigmoid explorer is drawn from the saved widget state
-  (the `delta` slider at 0.00 and the plot inside the explorer's Output);
-- an untrusted copy (a notebook someone downloaded): JupyterLab does not run
-  widget views for it, so it shows the static fallback picture instead of
-  `interactive(children=(FloatSlider(...`.
+- trusted.ipynb and untrusted.ipynb (a notebook someone downloaded), opened as
+  stored, nothing run: the explorer is its static picture, with no widget
+  control (no inert control with a red broken-link icon) and no error;
+- run.ipynb: Run All, save, shut the kernel down, reopen: the explorer's
+  one-line note ("run the notebook to use this explorer") shows, and no
+  "Error displaying widget", broken widget or `interactive(children=...`.
 
-Needs the stored widget state that `python -m tools.rebuild_notebooks` writes.
-Skipped without chromium or playwright, except under CI (`CI` set).
+Needs notebooks stored by `python -m tools.rebuild_notebooks` (explorers as
+pictures). Skipped without chromium or playwright, except under CI (`CI` set).
 """
 import json
 import os
@@ -34,8 +35,14 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOK = ROOT / "notebooks" / "07_jacobians.ipynb"
+STEPPER = ROOT / "notebooks" / "00_how_a_tape_works.ipynb"  # the stepper and one more
 CHROMIUM = "/usr/bin/chromium"
 FALLBACK = ".minitape-explorer-fallback"
+NOTE = ".minitape-explorer-note"
+DISCONNECTED = ".jupyter-widgets-disconnected"  # ipywidgets' broken-link icon
+BROKEN_TEXT = ("Error displaying widget", "model not found", "interactive(children=",
+               "Loading widget")
+RUN_ALL_TIMEOUT = 180  # s, every cell of 07 on a busy machine
 WAIT = 60_000  # ms: the page, the kernel and the widget manager start on a busy machine
 
 
@@ -47,7 +54,7 @@ def _needs(reason):
 
 @pytest.fixture(scope="module")
 def lab():
-    """JupyterLab serving trusted.ipynb and untrusted.ipynb (copies of 07)."""
+    """JupyterLab serving trusted.ipynb, untrusted.ipynb and run.ipynb (copies of 07)."""
     try:
         import playwright.sync_api  # noqa: F401
     except ImportError:
@@ -59,6 +66,8 @@ def lab():
         root = tmp / "notebooks"
         root.mkdir()
         shutil.copy(NOTEBOOK, root / "trusted.ipynb")
+        shutil.copy(NOTEBOOK, root / "run.ipynb")  # same digest: trusted too
+        shutil.copy(STEPPER, root / "stepper.ipynb")
         # Trust goes by a digest of the content: the untrusted copy must differ.
         nb = json.loads(NOTEBOOK.read_text(encoding="utf-8"))
         nb["metadata"]["title"] = "an untrusted copy"
@@ -71,8 +80,9 @@ def lab():
                    JUPYTER_DATA_DIR=str(tmp / "data"), JUPYTER_RUNTIME_DIR=str(tmp / "runtime"),
                    IPYTHONDIR=str(tmp / "ipython"))
         env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
-        subprocess.run([sys.executable, "-m", "jupyter", "trust", str(root / "trusted.ipynb")],
-                       env=env, check=True, capture_output=True)
+        for name in ("trusted.ipynb", "stepper.ipynb"):
+            subprocess.run([sys.executable, "-m", "jupyter", "trust", str(root / name)],
+                           env=env, check=True, capture_output=True)
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             port = s.getsockname()[1]
@@ -104,7 +114,7 @@ def lab():
                     if proc.poll() is not None or time.monotonic() > deadline:
                         pytest.fail("jupyter lab did not start:\n" + log.read_text(errors="replace"))
                     time.sleep(0.25)
-            yield {"url": url, "token": token}
+            yield {"url": url, "token": token, "root": root, "opener": opener}
         finally:
             proc.terminate()
             try:
@@ -150,35 +160,139 @@ def _open(page, lab, name):
     return notebook
 
 
-def test_trusted_notebook_draws_the_explorer_from_saved_state(lab):
-    _in_browser(_check_trusted, lab)
+def _assert_nothing_broken(page, notebook):
+    text = notebook.inner_text()
+    for broken in BROKEN_TEXT:
+        assert broken not in text, f"the notebook shows {broken!r}"
+    assert page.locator(DISCONNECTED).count() == 0, "a widget drawn without its kernel"
 
 
-def test_untrusted_notebook_shows_the_static_fallback(lab):
-    _in_browser(_check_untrusted, lab)
-
-
-def _check_trusted(page, lab):
+def _assert_the_picture_shows(page, notebook):
     from playwright.sync_api import expect
 
-    notebook = _open(page, lab, "trusted.ipynb")
-    label = page.locator(".widget-label", has_text=re.compile(r"^\s*delta\s*$"))
-    slider = notebook.locator(".widget-slider").filter(has=label)
-    expect(slider).to_have_count(1, timeout=WAIT)
-    expect(slider.locator(".widget-readout")).to_have_text(re.compile(r"^\s*0(\.0+)?\s*$"))
-    explorer = notebook.locator(".widget-interact").filter(
-        has=page.locator(".widget-slider").filter(has=label))
-    expect(explorer.locator(".widget-output img")).to_have_count(1, timeout=WAIT)
-    assert notebook.locator(FALLBACK).count() == 0  # the live widget, not the picture
-    assert "Error displaying widget" not in notebook.inner_text()
-
-
-def _check_untrusted(page, lab):
-    from playwright.sync_api import expect
-
-    notebook = _open(page, lab, "untrusted.ipynb")
     fallback = notebook.locator(FALLBACK)
     expect(fallback).to_have_count(1, timeout=WAIT)
     expect(fallback).to_contain_text("delta = 0.0")
+    expect(fallback).to_contain_text("run the notebook")
     expect(fallback.locator("img")).to_have_count(1)
-    assert "interactive(children=" not in notebook.inner_text()
+    expect(fallback.locator("img")).to_be_visible()
+    assert notebook.locator(".widget-interact, .jupyter-widgets").count() == 0
+    _assert_nothing_broken(page, notebook)
+
+
+def test_trusted_notebook_shows_the_picture_before_running(lab):
+    _in_browser(lambda page, lab: _assert_the_picture_shows(
+        page, _open(page, lab, "trusted.ipynb")), lab)
+
+
+def test_the_stepper_notebook_shows_pictures_not_clipped_buttons(lab):
+    """Issue 19: trusted, before running, the stepper's buttons were clipped
+    ("\u25c0 b..", "nex..") beside red broken-link icons."""
+    def check(page, lab):
+        from playwright.sync_api import expect
+        notebook = _open(page, lab, "stepper.ipynb")
+        expect(notebook.locator(FALLBACK)).to_have_count(2, timeout=WAIT)
+        expect(notebook.locator(FALLBACK).first).to_contain_text("step = 0")
+        assert notebook.locator(".jupyter-widgets, .widget-button").count() == 0
+        _assert_nothing_broken(page, notebook)
+    _in_browser(check, lab)
+
+
+def test_saving_an_unchanged_notebook_rewrites_nothing(lab):
+    """Issue 19: trusting or saving rewrote 12 notebooks (a dirty `git status`
+    for a student who only read them)."""
+    def check(page, lab):
+        path = lab["root"] / "trusted.ipynb"
+        stored = NOTEBOOK.read_bytes()
+        assert path.read_bytes() == stored
+        notebook = _open(page, lab, "trusted.ipynb")
+        _assert_the_picture_shows(page, notebook)
+        written = path.stat().st_mtime_ns
+        notebook.click(position={"x": 5, "y": 5})
+        page.keyboard.press("Control+s")
+        deadline = time.monotonic() + 20
+        while path.stat().st_mtime_ns == written and time.monotonic() < deadline:
+            page.wait_for_timeout(250)
+        assert path.stat().st_mtime_ns != written, "JupyterLab did not save"
+        saved = path.read_bytes()
+        if saved != stored:
+            import difflib
+            diff = difflib.unified_diff(stored.decode().splitlines(), saved.decode().splitlines(),
+                                        lineterm="", n=2)
+            pytest.fail("saving an unchanged notebook changed it:\n" + "\n".join(
+                line[:200] for line in list(diff)[:60]))
+    _in_browser(check, lab)
+
+
+def test_untrusted_notebook_shows_the_picture_before_running(lab):
+    _in_browser(lambda page, lab: _assert_the_picture_shows(
+        page, _open(page, lab, "untrusted.ipynb")), lab)
+
+
+def test_after_run_all_save_and_reopen_no_widget_is_broken(lab):
+    _in_browser(_run_save_reopen, lab)
+
+
+def _kernel_idle(page):
+    status = page.locator(".jp-StatusBar-Widget").get_by_text(re.compile(r"\|\s*Idle\s*$"))
+    return status
+
+
+def _shut_down_kernels(lab):
+    """Every session's kernel, through the server's REST API."""
+    def call(method, path):
+        request = urllib.request.Request(f"{lab['url']}{path}", method=method,
+                                         headers={"Authorization": f"token {lab['token']}"})
+        with lab["opener"].open(request, timeout=30) as response:
+            body = response.read()
+        return json.loads(body) if body else None
+
+    for session in call("GET", "api/sessions"):
+        call("DELETE", f"api/sessions/{session['id']}")
+
+
+def _run_save_reopen(page, lab):
+    from playwright.sync_api import expect
+
+    notebook = _open(page, lab, "run.ipynb")
+    expect(_kernel_idle(page)).to_have_count(1, timeout=WAIT)
+    code_cells = notebook.locator(".jp-CodeCell")
+    last_prompt = code_cells.nth(code_cells.count() - 1).locator(".jp-InputPrompt")
+    notebook.click(position={"x": 5, "y": 5})
+    page.locator(".lm-MenuBar-item", has_text=re.compile(r"^\s*Run\s*$")).click()
+    page.locator("#jp-mainmenu-run .lm-Menu-item").filter(
+        has=page.locator(".lm-Menu-itemLabel", has_text=re.compile(r"^\s*Run All Cells\s*$"))
+    ).click()
+    deadline = time.monotonic() + RUN_ALL_TIMEOUT
+    while not (re.search(r"\[\d+\]", last_prompt.inner_text())
+               and _kernel_idle(page).count() == 1):
+        assert time.monotonic() < deadline, "Run All Cells did not finish"
+        page.wait_for_timeout(500)
+    live = notebook.locator(".widget-interact")
+    expect(live).to_have_count(1, timeout=WAIT)  # the live explorer
+    expect(live.locator(".widget-output img")).to_have_count(1, timeout=WAIT)
+    expect(notebook.locator(NOTE)).to_have_count(1)
+    assert notebook.locator(FALLBACK).count() == 0  # the picture gave way to the explorer
+
+    saved = lab["root"] / "run.ipynb"
+    before = saved.read_bytes()
+    page.keyboard.press("Control+s")
+    deadline = time.monotonic() + 60
+    while saved.read_bytes() == before:
+        assert time.monotonic() < deadline, "the notebook was not saved"
+        page.wait_for_timeout(250)
+    stored = json.loads(saved.read_text(encoding="utf-8"))
+    outputs = [o for c in stored["cells"] if c["cell_type"] == "code" for o in c["outputs"]]
+    assert any("minitape-explorer-note" in "".join(o.get("data", {}).get("text/html", ""))
+               for o in outputs), "the note was not saved"
+
+    _shut_down_kernels(lab)
+    page.goto("about:blank")
+    notebook = _open(page, lab, "run.ipynb")  # reopened: a new kernel, no widget models
+    note = notebook.locator(NOTE)
+    expect(note).to_have_count(1, timeout=WAIT)
+    expect(note).to_be_visible()
+    expect(note).to_contain_text("Run the notebook to use this explorer")
+    page.wait_for_timeout(5000)  # the widget manager gives up on a model after 2 s
+    _assert_nothing_broken(page, notebook)
+    assert notebook.locator(".widget-interact").count() == 0

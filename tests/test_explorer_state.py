@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from minitape.widgets.compat import NOTE_CLASS, NOTE_HTML
 from tools import rebuild_notebooks as rb
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -42,41 +43,32 @@ def test_the_course_has_explorers():
 
 
 @pytest.mark.parametrize("path", WITH_EXPLORERS, ids=lambda p: p.stem)
-def test_every_explorer_is_stored_with_its_widget_state_and_a_fallback(path):
+def test_every_explorer_is_stored_as_a_static_picture(path):
+    """Issue 19: stored widget state made JupyterLab draw inert controls (red
+    broken-link icons, clipped buttons) in a trusted notebook before it ran.
+    Each explorer is stored as one picture of its first state, with no widget
+    view and no widget state, so every viewer shows the same picture until the
+    kernel runs the cell."""
     nb = json.loads(path.read_text(encoding="utf-8"))
-    state = rb.widget_state(nb)
-    assert state, (f"{path.name}: no saved widget state; rebuild it with "
-                   f"`python -m tools.rebuild_notebooks {path.relative_to(ROOT)}`")
+    rebuild = f"rebuild it with `python -m tools.rebuild_notebooks {path.relative_to(ROOT)}`"
+    assert "widgets" not in nb.get("metadata", {}), f"{path.name}: widget state stored; {rebuild}"
     for cell in _code(nb):
         if not EXPLORER_CALL.search(_src(cell)):
             continue
-        views = _widget_outputs(cell)
-        assert views, f"{path.name}: an explorer cell has no stored widget:\n{_src(cell)}"
-        for out in views:
-            model_id = out["data"][rb.WIDGET_VIEW]["model_id"]
-            assert model_id in state, f"{path.name}: widget {model_id} has no saved state"
-            for model in rb.reachable_models(state, model_id):
-                for ref in rb._model_ids(model.get("state", {})):
-                    assert ref in state, f"{path.name}: {model['model_name']} refers to {ref}"
-            fallback = out["data"].get("text/html", "")
-            assert rb.FALLBACK_CAPTION in "".join(fallback), (
-                f"{path.name}: the explorer output has no static fallback")
+        assert not _widget_outputs(cell), f"{path.name}: a live widget view is stored; {rebuild}"
+        pictures = [o for o in cell.get("outputs", [])
+                    if rb.FALLBACK_CAPTION in "".join(o.get("data", {}).get("text/html", ""))]
+        assert len(pictures) == 1, f"{path.name}: an explorer without its picture; {rebuild}"
+        notes = [o for o in cell.get("outputs", []) if rb._is_note(o)]
+        assert not notes, f"{path.name}: the live explorer's note was stored; {rebuild}"
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
-def test_saved_widget_state_is_complete_json(path):
-    """Every stored widget view has its model saved (a dangling view renders as
-    an error in JupyterLab), and the state has the keys viewers require."""
+def test_no_notebook_stores_a_widget_view(path):
+    """A stored view needs a model the kernel made; without it JupyterLab shows
+    "Error displaying widget: model not found"."""
     nb = json.loads(path.read_text(encoding="utf-8"))
-    widgets = nb.get("metadata", {}).get("widgets")
-    views = [o for c in _code(nb) for o in _widget_outputs(c)]
-    if widgets is None:
-        assert not views, f"{path.name}: widget outputs without saved widget state"
-        return
-    saved = widgets[rb.WIDGET_STATE]
-    assert saved["version_major"] == 2 and isinstance(saved["state"], dict)
-    for out in views:
-        assert out["data"][rb.WIDGET_VIEW]["model_id"] in saved["state"]
+    assert not [o for c in _code(nb) for o in _widget_outputs(c)]
 
 
 PNG = base64.b64encode(b"\x89PNG\r\n\x1a\n" + b"0" * 16).decode()
@@ -103,22 +95,65 @@ def test_fallback_shows_plots_html_and_control_values():
     html = rb.fallback_html(state, "box")
     assert rb.FALLBACK_CAPTION in html and "delta = 0.5" in html
     assert f'src="data:image/png;base64,{PNG}"' in html
+    assert 'alt="plot of the explorer, as first drawn (delta = 0.5)"' in html
     assert "<b>dc/da = 4.0</b>" in html and "<i>step 0</i>" in html
     assert "elsewhere" not in html
     assert rb.fallback_html(state, "slider") is None  # nothing static drawn
 
 
-def test_fallbacks_go_only_to_cells_nbval_ignores():
+def _view(model_id):
+    return {"output_type": "display_data",
+            "data": {rb.WIDGET_VIEW: {"model_id": model_id, "version_major": 2,
+                                      "version_minor": 0}, "text/plain": ""}}
+
+
+def test_freezing_goes_only_to_cells_nbval_ignores():
     state = {"out": _model("OutputModel", outputs=[
-        {"output_type": "display_data", "data": {"text/html": "<b>first</b>"}}])}
-    view = {"output_type": "display_data",
-            "data": {rb.WIDGET_VIEW: {"model_id": "out", "version_major": 2,
-                                      "version_minor": 0}, "text/plain": "Output()"}}
+        {"output_type": "display_data", "data": {"text/html": "<b>first</b>"}}]),
+        "slider": _model("IntSliderModel", description="k", value=2)}
+    note = {"output_type": "display_data", "metadata": {},
+            "data": {"text/html": NOTE_HTML, "text/plain": "<HTML>"}}
+    printed = {"output_type": "stream", "name": "stdout", "text": "kept\n"}
     nb = {"metadata": {"widgets": {rb.WIDGET_STATE: {"state": state, "version_major": 2,
                                                      "version_minor": 0}}},
           "cells": [{"cell_type": "code", "source": "# NBVAL_IGNORE_OUTPUT\nw",
-                     "outputs": [json.loads(json.dumps(view))]},
-                    {"cell_type": "code", "source": "w", "outputs": [json.loads(json.dumps(view))]}]}
-    assert rb.add_fallbacks(nb) == 1
-    assert "<b>first</b>" in nb["cells"][0]["outputs"][0]["data"]["text/html"]
-    assert "text/html" not in nb["cells"][1]["outputs"][0]["data"]
+                     "outputs": [printed, note, _view("out")]},
+                    {"cell_type": "code", "source": "# NBVAL_IGNORE_OUTPUT\nv",
+                     "outputs": [note, _view("slider")]},
+                    {"cell_type": "code", "source": "w", "outputs": [_view("out")]}]}
+    assert rb.freeze_explorers(nb) == 2
+    first, picture = nb["cells"][0]["outputs"]
+    assert first == printed
+    assert "<b>first</b>" in picture["data"]["text/html"]
+    assert rb.WIDGET_VIEW not in picture["data"]
+    (inert,) = nb["cells"][1]["outputs"]  # drew nothing static: the note's words
+    assert "Run the notebook to use this explorer" in inert["data"]["text/html"]
+    assert nb["cells"][2]["outputs"] == [_view("out")]  # nbval compares this one
+    assert "widgets" not in nb["metadata"]
+
+
+def test_an_explorer_displays_a_note_then_its_widget():
+    """The note is a plain HTML output, so it survives a save; its style hides
+    the widget view JupyterLab can no longer draw after a reopen."""
+    pytest.importorskip("ipywidgets")
+    from IPython.core.interactiveshell import InteractiveShell
+    from IPython.display import display
+    from IPython.utils.capture import capture_output
+
+    from minitape.widgets.recording import usage_count_explorer
+    InteractiveShell.instance()
+    widget = usage_count_explorer()
+    with capture_output() as captured:
+        display(widget)
+    note, view = captured.outputs
+    assert NOTE_CLASS in note.data["text/html"] and "<style>" in note.data["text/html"]
+    assert view.data[rb.WIDGET_VIEW]["model_id"] == widget.model_id
+    assert view.data["text/plain"] == ""  # untrusted: no `interactive(children=...`
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_the_kernelspec_is_what_jupyterlab_writes_back(path):
+    """JupyterLab saves the kernel's display name; any other makes a save of an
+    unchanged notebook a git diff (tests/test_browser_explorers.py saves one)."""
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    assert nb["metadata"]["kernelspec"] == rb.KERNELSPEC

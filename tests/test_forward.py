@@ -14,6 +14,7 @@ import pytest
 import minitape as mt
 import minitape.jacobians as jacobians_module
 from minitape.autodiff import ForwardAccumulator
+from minitape.widgets.forward import count_numbers
 from test_ops_gradients import ALL_CASES, BINARY, SHAPES
 
 ZERO = mt.UnconnectedGradients.ZERO
@@ -419,14 +420,17 @@ def _tanh_layer(n_in, n_out, seed=0):
     return tape, x, y, w
 
 
-# tanh(W @ x) with n inputs and m outputs: a forward sweep computes 2m numbers
-# (MatMul's and Tanh's output tangents), a backward walk n + m (the gradients of
-# x and of W @ x). Forward costs n * 2m, reverse m * (n + m): forward is cheaper
-# exactly when n < m; on a tie, reverse.
+# tanh(W @ x) with x of shape (n, 1) and m outputs: a forward sweep computes 2m
+# numbers (MatMul's and Tanh's output tangents), a backward walk n + m (the
+# gradients of x and of W @ x). Assembling the (m, 1, n, 1) Jacobian, forward
+# mode transposes and reshapes its (n, m, 1) columns (2nm numbers), reverse
+# mode reshapes its (m, n, 1) rows (nm). Forward computes 4nm, reverse
+# m(2n + m) (count_numbers agrees, plus 2m for tanh's 1 - y*y in both):
+# forward is cheaper exactly when 2n < m; on a tie, reverse.
 @pytest.mark.parametrize("n_in, n_out, expected", [
     (4, 64, "forward"),
     (4, 9, "forward"),
-    (4, 8, "forward"),    # 64 < 96 (the old size rule, 2n < m, said reverse)
+    (4, 8, "reverse"),    # a tie: 144 numbers each way
     (64, 4, "reverse"),
     (5, 5, "reverse"),    # a tie
 ])
@@ -459,10 +463,16 @@ def test_several_sources_sum_their_sizes(monkeypatch):
     with mt.GradientTape(persistent=True) as tape:
         tape.watch([a, b])
         y = mt.sin(mt.reshape(a, (3, 1)) * mt.reshape(b, (1, 4)))  # 12 outputs
-    calls = _spy(monkeypatch)
     # forward: 3 sweeps of 3 + 12 + 12 numbers (Reshape, Mul, Sin) and 4 of
-    # 4 + 12 + 12 = 193; reverse: 12 walks of 3 + 4 + 7 + 12 = 312
-    assert jacobians_module.direction_costs(tape, y, [a, b]) == (193, 312)
+    # 4 + 12 + 12 = 193, plus the transposes of the (3, 3, 4) and (4, 3, 4)
+    # columns, 84; reverse: 12 walks of 3 + 4 + 7 + 12 = 312, plus the
+    # reshapes of the (12, 3) and (12, 4) rows to (3, 4, 3) and (3, 4, 4), 84
+    assert jacobians_module.direction_costs(tape, y, [a, b]) == (193 + 84, 312 + 84)
+    forward, reverse = (count_numbers(lambda: tape.jacobian(y, [a, b],
+                                                            experimental_direction=d))[1]
+                        for d in ("forward", "reverse"))
+    assert forward < reverse  # 301 < 780: the rules' internals (Mul's unbroadcasting sums) add more
+    calls = _spy(monkeypatch)
     ja, jb = tape.jacobian(y, [a, b])
     assert calls == {"forward": 2, "reverse": 0}  # one sweep per source
     z = mt.concat([mt.reshape(y, [-1])] * 2, 0)  # not recorded: the tape is closed
@@ -618,15 +628,19 @@ def test_the_same_primal_twice_is_a_value_error():
 def test_auto_picks_the_direction_that_computes_less(monkeypatch, m):
     """Issue 12: with 64 inputs and m outputs of tanh(W @ x), "auto" counts the
     numbers each direction computes on the recorded ops (forward: 64 sweeps of
-    2m; reverse: m walks of 64 + m) and takes the cheaper: forward for m = 96
-    and 128, where the old size rule (forward when 2n < m) took reverse.
+    2m; reverse: m walks of 64 + m) and in assembling the Jacobian (forward:
+    transpose and reshape 64m; reverse: reshape 64m; issue 19), and takes the
+    cheaper: with x of shape (64, 1), forward only when m > 128.
     Both directions give the same Jacobian."""
     n = 64
     tape, x, y, w = _tanh_layer(n, m)
     forward, reverse = jacobians_module.direction_costs(tape, y, [x])
-    assert (forward, reverse) == (n * 2 * m, m * (n + m))
+    assert (forward, reverse) == (n * 2 * m + 2 * n * m, m * (n + m) + n * m)
     cheaper = "forward" if forward < reverse else "reverse"
-    assert cheaper == ("forward" if m > n else "reverse")
+    assert cheaper == ("forward" if m > 2 * n else "reverse")
+    worked = {d: count_numbers(lambda: tape.jacobian(y, x, experimental_direction=d))[1]
+              for d in ("forward", "reverse")}
+    assert worked[cheaper] <= worked[{"forward": "reverse", "reverse": "forward"}[cheaper]]
     calls = _spy(monkeypatch)
     auto = tape.jacobian(y, x)
     assert calls[cheaper] == 1 and sum(calls.values()) == 1
@@ -671,8 +685,8 @@ def test_auto_keeps_reverse_mode_through_a_users_gradient_function(monkeypatch):
 
 def test_a_hessian_stays_in_reverse_mode(monkeypatch):
     """The Jacobian of a gradient: a sweep's tangent terms and a walk's
-    gradients count the same numbers on the gradient's ops, so the counts
-    tie and "auto" keeps reverse mode."""
+    gradients count the same numbers on the gradient's ops; forward mode
+    also transposes its (16, 4, 4) columns, so "auto" keeps reverse mode."""
     rng = np.random.default_rng(3)
     x = mt.constant(rng.standard_normal((8, 4)))
     w = mt.Variable(rng.standard_normal((4, 4)))
@@ -681,7 +695,7 @@ def test_a_hessian_stays_in_reverse_mode(monkeypatch):
             loss = mt.reduce_mean(mt.tanh(x @ w) ** 2)
         g = inner.gradient(loss, w)
     forward, reverse = jacobians_module.direction_costs(outer, g, [w])
-    assert forward == reverse > 0
+    assert forward == reverse + 16 * 16 > 16 * 16
     calls = _spy(monkeypatch)
     h = outer.jacobian(g, w)
     assert calls == {"forward": 0, "reverse": 1}

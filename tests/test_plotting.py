@@ -109,7 +109,8 @@ def test_plot_newton_losses_before_after_and_steps():
     assert ax.get_title() == "one step"
     ax = plotting.plot_newton_losses([0.5, 0.2, 0.1, 0.05])
     np.testing.assert_allclose(ax.lines[0].get_xdata(), [0, 1, 2, 3])
-    assert ax.get_xlabel() == "Newton step"
+    assert ax.get_xlabel() == "Newton step (0 = start)"
+    assert ax.get_yscale() == "log"  # points after step 1 stay off the x axis
 
 
 def test_plot_training_histories_two_panels():

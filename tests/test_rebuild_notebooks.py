@@ -1,5 +1,5 @@
-"""tools.rebuild_notebooks on two tiny notebooks: one with an explorer-like
-widget (stored with its state, a fallback and stripped metadata), one whose
+"""tools.rebuild_notebooks on two tiny notebooks: one with an explorer (stored
+as a static picture, without widget state, metadata stripped), one whose
 cell raises (left unchanged, exit status 1)."""
 import json
 
@@ -22,12 +22,13 @@ def _write(path, *sources):
     return path
 
 
-def test_rebuild_stores_widget_state_fallback_and_strips(tmp_path):
+def test_rebuild_stores_each_explorer_as_a_picture_and_strips(tmp_path):
     good = _write(tmp_path / "good.ipynb", "print('old colab cell')",
-                  "import ipywidgets as w\nfrom IPython.display import HTML, display",
+                  "import ipywidgets as w\nfrom IPython.display import HTML, display\n"
+                  "from minitape.widgets.compat import interactive",
                   "# NBVAL_IGNORE_OUTPUT\n"
-                  "w.interactive(lambda x: display(HTML(f'<b>x is {x}</b>')),\n"
-                  "              x=w.IntSlider(value=3, description='x'))")
+                  "interactive(lambda x: display(HTML(f'<b>x is {x}</b>')),\n"
+                  "            x=w.IntSlider(value=3, description='x'))")
     bad = _write(tmp_path / "bad.ipynb", "print('colab')", "raise ValueError('boom')")
     bad_before = bad.read_bytes()
 
@@ -36,14 +37,13 @@ def test_rebuild_stores_widget_state_fallback_and_strips(tmp_path):
     assert bad.read_bytes() == bad_before  # a failed run changes nothing
     nb = json.loads(good.read_text(encoding="utf-8"))
     assert colab.source_text(colab.first_code_cell(nb)) == colab.cell_source()
-    state = rb.widget_state(nb)
-    assert state, "no widget state stored"
-    assert nb["cells"][0]["source"] == [colab.badge_cell_source("good.ipynb")]
-    (view,) = [o for o in nb["cells"][3]["outputs"] if rb.WIDGET_VIEW in o["data"]]
-    assert view["data"][rb.WIDGET_VIEW]["model_id"] in state
-    fallback = "".join(view["data"]["text/html"])
+    assert "widgets" not in nb["metadata"]  # no state: no inert controls to draw
+    (picture,) = nb["cells"][2]["outputs"]  # the note and the view became one picture
+    assert rb.WIDGET_VIEW not in picture["data"]
+    fallback = "".join(picture["data"]["text/html"])
     assert rb.FALLBACK_CAPTION in fallback and "x = 3" in fallback
     assert "<b>x is 3</b>" in fallback
-    for cell in nb["cells"][1:]:  # nbstripout ran: counts kept, volatile metadata gone
+    assert rb.NOTE_CLASS not in fallback
+    for cell in nb["cells"]:  # nbstripout ran: counts kept, volatile metadata gone
         assert cell["execution_count"] is not None
         assert "execution" not in cell["metadata"]

@@ -39,6 +39,49 @@ def test_jacobian_work_grows_with_n_forward_and_with_m_reverse():
     assert fw.auto_direction(8, 64) == "forward" and fw.auto_direction(64, 8) == "reverse"
 
 
+GRID = sorted({(n, m) for n in (1, 2, 3, 5, 8, 16, 17, 32, 64)
+               for m in (1, 2, n - 1, n, n + 1, n + 2, n + 5, (4 * n) // 3, 2 * n, 3 * n, 100)
+               if m >= 1}
+              | {(16, m) for m in range(15, 26)} | {(64, m) for m in range(62, 92)})
+
+
+@pytest.mark.parametrize("n", sorted({n for n, _ in GRID}))
+def test_auto_does_the_cheaper_work_by_notebook_10s_count(n):
+    """Issue 19: notebook 10 says "auto" does the cheaper work wherever the two
+    directions differ. By `count_numbers` (every number every op outputs,
+    the forward pass and the Jacobian's assembly included) auto's work is the
+    smaller of the two, over a grid of n inputs and m outputs that holds
+    n = 64, m = 65..87 and n = 16, m = 17..21, where the estimate once
+    ignored forward mode's final transpose and took it at up to 23% more."""
+    for m in sorted(m for k, m in GRID if k == n):
+        works = {d: fw.jacobian_work(n, m, d) for d in ("forward", "reverse")}
+        auto = fw.jacobian_work(n, m, "auto")
+        assert auto == min(works.values()), (n, m, works, auto)
+        if works["forward"] != works["reverse"]:
+            assert fw.auto_direction(n, m) == min(works, key=works.get)
+
+
+def test_the_readme_crossover_for_64_inputs():
+    """README: for tanh(W @ x) with 64 inputs, forward from m = 88 outputs on,
+    with estimates 64**2 + 4*64*m against 2m(64 + m)."""
+    from minitape import GradientTape
+    from minitape.jacobians import direction_costs
+    for m in (87, 88):
+        f, _, x = fw.tanh_layer(64, m)
+        with GradientTape() as tape:
+            tape.watch(x)
+            y = f(x)
+        assert direction_costs(tape, y, [x]) == (64 ** 2 + 4 * 64 * m, 2 * m * (64 + m))
+    assert fw.auto_direction(64, 87) == "reverse" and fw.auto_direction(64, 88) == "forward"
+
+
+def test_auto_takes_reverse_just_past_n_outputs():
+    # the two ranges of issue 19, by the count: reverse is cheaper there
+    for n, m in [(64, 65), (64, 87), (16, 17), (16, 21)]:
+        assert fw.jacobian_work(n, m, "reverse") < fw.jacobian_work(n, m, "forward")
+        assert fw.auto_direction(n, m) == "reverse"
+
+
 def test_the_three_second_order_methods_agree_and_the_hessian_costs_most():
     f, w, v = fw.second_order_loss(3)
     h = fw.hessian_full(f, w).numpy().reshape(9, 9)

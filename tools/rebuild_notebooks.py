@@ -7,16 +7,18 @@ For each notebook:
 
 1. write the launch badges and the Colab install cell (`tools.colab`);
 2. execute it top to bottom in a fresh kernel (nbclient, like `jupyter nbconvert
-   --execute`), with `record_timing=False` and `store_widget_state=True`: the
-   state of every widget goes into the notebook's metadata, so JupyterLab (and
-   nbviewer) draw each explorer as it first looked before anything runs;
-3. give each explorer's output a static fallback: the HTML or picture its first
-   state showed, under the caption "explorer, as first drawn", next to the
-   widget view, for viewers without a widget manager (GitHub's preview). Only
-   cells marked `# NBVAL_IGNORE_OUTPUT` get it (nbval compares every other
-   output as text);
-4. strip volatile metadata with `nbstripout --keep-output --keep-count`,
-   keeping `metadata.widgets`.
+   --execute`), with `record_timing=False` and `store_widget_state=True` (the
+   state of every widget, read in step 3);
+3. freeze each explorer: in cells marked `# NBVAL_IGNORE_OUTPUT`, the explorer's
+   outputs (its one-line note and its widget view, `widgets.compat.explorer`)
+   become one static picture: the HTML or images its first state showed,
+   under the caption "explorer, as first drawn (run the notebook to move
+   it)". The widget state is then dropped from the notebook. So every viewer
+   (JupyterLab trusted or not, GitHub, nbviewer) shows a picture, never an
+   inert control (JupyterLab marks those with a red broken-link icon) or a
+   dangling view, until the kernel runs the cell and the live explorer
+   replaces the picture;
+4. strip volatile metadata with `nbstripout --keep-output --keep-count`.
 
 Notebooks run in parallel (`-j`, default 2); each in its own kernel, with
 notebooks/ as the working directory. A notebook whose run raises is left
@@ -33,12 +35,14 @@ import sys
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
+from minitape.widgets.compat import NOTE_CLASS, NOTE_TEXT
 from tools import colab
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
-WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"  # as minitape.widgets.compat
 WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
+KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
 FALLBACK_CAPTION = "explorer, as first drawn (run the notebook to move it)"
 
 
@@ -85,6 +89,9 @@ def fallback_html(state, model_id):
     of its Output widgets and its HTML widgets, with its controls' values.
     None when it drew nothing static."""
     models = reachable_models(state, model_id)
+    controls = _controls_text(models)
+    alt = html.escape(f"plot of the explorer, as first drawn ({controls or 'its first state'})",
+                      quote=True)
     pieces = []
     for m in models:
         s = m.get("state", {})
@@ -95,7 +102,7 @@ def fallback_html(state, model_id):
                     png = data["image/png"]
                     png = "".join(png) if isinstance(png, list) else png
                     base64.b64decode(png, validate=True)
-                    pieces.append(f'<img src="data:image/png;base64,{png.strip()}"/>')
+                    pieces.append(f'<img alt="{alt}" src="data:image/png;base64,{png.strip()}"/>')
                 elif "text/html" in data:
                     h = data["text/html"]
                     pieces.append("".join(h) if isinstance(h, list) else h)
@@ -105,30 +112,44 @@ def fallback_html(state, model_id):
             pieces.append(s["value"])
     if not pieces:
         return None
-    controls = _controls_text(models)
     caption = FALLBACK_CAPTION + (f": {html.escape(controls)}" if controls else "")
     return (f'<div class="minitape-explorer-fallback"><div style="font-style: italic; '
             f'opacity: 0.7;">{caption}</div>{"".join(pieces)}</div>')
 
 
-def add_fallbacks(nb):
-    """Add the static fallback to every explorer output of cells marked
-    `# NBVAL_IGNORE_OUTPUT`. Returns how many outputs got one."""
+def _is_note(out):
+    """The one-line note `widgets.compat.explorer` displays above an explorer."""
+    return NOTE_CLASS in "".join(out.get("data", {}).get("text/html", ""))
+
+
+def freeze_explorers(nb):
+    """Replace each explorer's outputs (note and widget view) in cells marked
+    `# NBVAL_IGNORE_OUTPUT` by a static picture of its first state (or, when
+    it drew nothing static, by the note's text), and drop the saved widget
+    state. Returns how many explorers were frozen."""
     state = widget_state(nb)
-    added = 0
+    frozen = 0
     for cell in nb["cells"]:
         source = "".join(cell["source"])  # a str (nbformat) or a list of lines (JSON)
         if cell["cell_type"] != "code" or "# NBVAL_IGNORE_OUTPUT" not in source:
             continue
+        outputs = []
         for out in cell.get("outputs", []):
+            if _is_note(out):
+                continue
             view = out.get("data", {}).get(WIDGET_VIEW)
             if view is None:
+                outputs.append(out)
                 continue
-            fallback = fallback_html(state, view["model_id"])
-            if fallback is not None:
-                out["data"]["text/html"] = fallback
-                added += 1
-    return added
+            picture = fallback_html(state, view["model_id"]) or (
+                f'<div class="minitape-explorer-fallback">{html.escape(NOTE_TEXT)}</div>')
+            outputs.append({"output_type": "display_data", "metadata": {},
+                            "data": {"text/html": picture,
+                                     "text/plain": FALLBACK_CAPTION}})
+            frozen += 1
+        cell["outputs"] = outputs
+    nb.get("metadata", {}).pop("widgets", None)
+    return frozen
 
 
 def rebuild(path, timeout=600):
@@ -144,15 +165,19 @@ def rebuild(path, timeout=600):
                             record_timing=False, store_widget_state=True,
                             resources={"metadata": {"path": str(path.parent)}})
     client.execute()
-    added = add_fallbacks(nb)
-    nbformat.write(nb, path)
-    return f"{path.name}: executed, {len(widget_state(nb))} widget models saved, " \
-           f"{added} explorer fallback(s)"
+    frozen = freeze_explorers(nb)
+    # the name JupyterLab writes back on save, so saving changes nothing
+    nb.metadata["kernelspec"] = dict(nb.metadata.get("kernelspec", {}), **KERNELSPEC)
+    nbformat.write(nbformat.from_dict(nb), path)
+    return f"{path.name}: executed, {frozen} explorer(s) stored as pictures"
+
+
+STRIP_OPTIONS = ["--keep-output", "--keep-count"]
 
 
 def strip(paths):
-    subprocess.run([sys.executable, "-m", "nbstripout", "--keep-output", "--keep-count",
-                    "--keep-metadata-keys", "metadata.widgets", *map(str, paths)], check=True)
+    subprocess.run([sys.executable, "-m", "nbstripout", *STRIP_OPTIONS, *map(str, paths)],
+                   check=True)
 
 
 def main(argv=None):

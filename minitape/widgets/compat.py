@@ -7,17 +7,64 @@ their widget, and tests read `widget.result` before anything is displayed, so
 more when the widget is displayed, which redraws the same first state).
 """
 
-__all__ = ["interactive", "interactive_with_data", "show_figure"]
+__all__ = ["interactive", "interactive_with_data", "show_figure", "explorer", "NOTE_CLASS",
+           "WIDGET_VIEW"]
+
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+NOTE_CLASS = "minitape-explorer-note"
+NOTE_TEXT = ("Explorer: its controls work while this notebook's kernel runs. "
+             "Reopened or not yet run? Run the notebook to use this explorer.")
+# A widget view whose model is gone (the notebook was saved and reopened, the
+# kernel is not running it) renders as bare text, "Error displaying widget:
+# model not found". The note above the explorer already says what to do, so
+# the rule hides that text. It applies only where the note is rendered as
+# trusted HTML (JupyterLab, Notebook 7); elsewhere the note alone shows.
+# (JupyterLab 4: the widget renderer's node is `.jp-OutputArea-output.jupyter-widgets`;
+# a live view puts elements in it, a dead one only that text. CSS allows no
+# :has() inside another :has(), so the rule hides that node, not its row.)
+_HIDE_DEAD_VIEW = (
+    f".jp-OutputArea-child:has(.{NOTE_CLASS}) + .jp-OutputArea-child > "
+    ".jp-OutputArea-output.jupyter-widgets:not(:has(*)) { display: none; }")
+NOTE_HTML = (f'<div class="{NOTE_CLASS}" style="font-size: 0.85em; opacity: 0.75;">'
+             f"{NOTE_TEXT}</div><style>{_HIDE_DEAD_VIEW}</style>")
+
+
+def explorer(widget):
+    """Make `widget` display as an explorer: a one-line note (an HTML output
+    kept in the saved notebook), then the widget itself. After the notebook is
+    saved and reopened without a kernel, the note stays and says to run the
+    notebook, and the dead widget view is hidden (trusted) or shows nothing
+    (untrusted: its text is empty instead of `interactive(children=...`).
+    `python -m tools.rebuild_notebooks` replaces the note with a picture of the
+    explorer's first state. Returns the widget."""
+    def show(**kwargs):
+        import ipywidgets as widgets
+        from IPython.display import HTML, display
+
+        display(HTML(NOTE_HTML))
+        own_display = getattr(type(widget), "_ipython_display_", None)
+        if int(widgets.__version__.split(".")[0]) < 8 and own_display is not None:
+            own_display(widget, **kwargs)  # ipywidgets 7 (Colab) displays itself
+            return
+        data, metadata = type(widget)._repr_mimebundle_(widget), None
+        if isinstance(data, tuple):
+            data, metadata = data
+        data = dict(data, **{"text/plain": ""})
+        display(data, metadata=metadata, raw=True)
+
+    widget._ipython_display_ = show
+    return widget
 
 
 def interactive(callback, **controls):
-    """`ipywidgets.interactive(callback, **controls)` whose callback has run."""
+    """`ipywidgets.interactive(callback, **controls)` whose callback has run,
+    displayed as an explorer (`explorer`)."""
     import ipywidgets as widgets  # lazy: `import minitape` needs only NumPy
 
     widget = widgets.interactive(callback, **controls)
     if int(widgets.__version__.split(".")[0]) < 8:
         widget.update()
-    return widget
+    return explorer(widget)
 
 
 def interactive_with_data(callback, **controls):

@@ -130,7 +130,8 @@ def regulariser_explorer(layer, x, targets, steps=100, learning_rate=0.1):
                                                     learning_rate)
         histories = {0.0: baseline} if weight else {}
         histories[float(weight)] = history
-        fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+        # constrained layout keeps the figure's title clear of the two panels' titles
+        fig, axes = plt.subplots(1, 2, figsize=(11, 4.4), constrained_layout=True)
         plot_training_histories(histories, axes=axes)
         fig.suptitle(f"after {steps} steps: data loss {history['task'][-1]:.4f}, "
                      f"input-gradient norm {history['norm'][-1]:.4f}")
@@ -229,7 +230,8 @@ def batch_row_explorer(j, jb, j_bn, jb_bn):
         given = jjb[row, unit, :]
         error = float(np.max(np.abs(per_example - given)))
         label = "with" if batchnorm else "without"
-        fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+        # constrained layout keeps the colour bar's label clear of the bars' axis label
+        fig, axes = plt.subplots(1, 2, figsize=(11, 4.4), constrained_layout=True)
         plot_batch_row(jj, jjb, row, unit, axes=axes,
                        title=f"{label} BatchNormalization: max difference {error:.3f}")
         show_figure(fig)

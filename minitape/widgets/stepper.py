@@ -10,6 +10,7 @@ ipywidgets 7.7 and 8.
 """
 from ..stepping import StepperState
 from .. import viz
+from .compat import explorer
 
 
 def backward_stepper(tape, target, sources, output_gradients=None, names=None,
@@ -29,8 +30,12 @@ def backward_stepper(tape, target, sources, output_gradients=None, names=None,
     n = len(state._after) - 1
     slider = widgets.IntSlider(value=0, min=0, max=n, step=1, description="step",
                                continuous_update=True)
-    back = widgets.Button(description="\u25c0 back", layout=widgets.Layout(width="80px"))
-    nxt = widgets.Button(description="next \u25b6", layout=widgets.Layout(width="80px"))
+    # wide enough for the label and the icon JupyterLab adds to a control whose
+    # kernel is gone ("\u25c0 b..." and "nex..." at 80px)
+    back = widgets.Button(description="\u25c0 back",
+                          layout=widgets.Layout(width="auto", min_width="96px"))
+    nxt = widgets.Button(description="next \u25b6",
+                         layout=widgets.Layout(width="auto", min_width="96px"))
     view = widgets.HTML(value=state.html(0))
     children = [widgets.HBox([back, slider, nxt]), view]
     out = None
@@ -65,4 +70,4 @@ def backward_stepper(tape, target, sources, output_gradients=None, names=None,
     box = widgets.VBox(children)
     box.state, box.slider, box.view = state, slider, view
     box.back_button, box.next_button, box.graph_output = back, nxt, out
-    return box
+    return explorer(box)
