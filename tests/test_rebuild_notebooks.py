@@ -38,12 +38,14 @@ def test_rebuild_stores_each_explorer_as_a_picture_and_strips(tmp_path):
     nb = json.loads(good.read_text(encoding="utf-8"))
     assert colab.source_text(colab.first_code_cell(nb)) == colab.cell_source()
     assert "widgets" not in nb["metadata"]  # no state: no inert controls to draw
-    (picture,) = nb["cells"][2]["outputs"]  # the note and the view became one picture
+    assert nb["cells"][0]["source"] == [colab.badge_cell_source("good.ipynb")]
+    assert nb["cells"][0]["id"] == colab.BADGE_CELL_ID  # kept through the strip
+    (picture,) = nb["cells"][3]["outputs"]  # the note and the view became one picture
     assert rb.WIDGET_VIEW not in picture["data"]
     fallback = "".join(picture["data"]["text/html"])
     assert rb.FALLBACK_CAPTION in fallback and "x = 3" in fallback
     assert "<b>x is 3</b>" in fallback
     assert rb.NOTE_CLASS not in fallback
-    for cell in nb["cells"]:  # nbstripout ran: counts kept, volatile metadata gone
+    for cell in nb["cells"][1:]:  # nbstripout ran: counts kept, volatile metadata gone
         assert cell["execution_count"] is not None
         assert "execution" not in cell["metadata"]

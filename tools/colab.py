@@ -170,7 +170,12 @@ def set_cells(nb, notebook, source=None, pyproject=PYPROJECT):
 
     changed = False
     first = nb["cells"][0] if nb["cells"] else None
-    if first is None or first.get("id") != BADGE_CELL_ID:
+    if first is not None and first.get("cell_type") == "markdown" and \
+            source_text(first).startswith("[![Open In Colab]"):
+        if first.get("id") not in (None, BADGE_CELL_ID):  # renumbered by an older strip
+            first["id"] = BADGE_CELL_ID
+            changed = True
+    elif first is None or first.get("id") != BADGE_CELL_ID:
         cell = {"cell_type": "markdown", "metadata": {}, "source": []}
         if nb.get("nbformat", 4) * 100 + nb.get("nbformat_minor", 0) >= 405:
             cell["id"] = BADGE_CELL_ID

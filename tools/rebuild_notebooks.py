@@ -18,7 +18,8 @@ For each notebook:
    inert control (JupyterLab marks those with a red broken-link icon) or a
    dangling view, until the kernel runs the cell and the live explorer
    replaces the picture;
-4. strip volatile metadata with `nbstripout --keep-output --keep-count`.
+4. strip volatile metadata with `nbstripout --keep-output --keep-count --keep-id`
+   (cell ids stay: the badge cell is known by its id).
 
 Notebooks run in parallel (`-j`, default 2); each in its own kernel, with
 notebooks/ as the working directory. A notebook whose run raises is left
@@ -172,7 +173,7 @@ def rebuild(path, timeout=600):
     return f"{path.name}: executed, {frozen} explorer(s) stored as pictures"
 
 
-STRIP_OPTIONS = ["--keep-output", "--keep-count"]
+STRIP_OPTIONS = ["--keep-output", "--keep-count", "--keep-id"]  # ids: stable, named
 
 
 def strip(paths):
