@@ -46,7 +46,10 @@ def case_python_if_in_function(m):
         if x > 0:
             return x
         return -x
-    return absolute(m.constant(1.0)), absolute(m.constant(-1.0))
+    values = absolute(m.constant(1.0)), absolute(m.constant(-1.0))
+    # the same values; TensorFlow traces once (graph control flow), minitape
+    # twice (the trace read x > 0 as a Python value, so it holds for that value)
+    return values, absolute.experimental_get_tracing_count()
 
 
 case_python_if_in_function.differs = "Python `if`/`for` and `.numpy()` inside `mt.function`"
@@ -267,3 +270,18 @@ def case_traced_custom_gradient_lifetime(m):
 
 case_traced_custom_gradient_lifetime.differs = (
     "a custom gradient registered by tracing an `mt.function`")
+
+
+def case_not_differentiable_twice(m):
+    # TensorFlow: KeyError the second time (a re-run notebook cell); minitape accepts it
+    registry = m.no_gradient if hasattr(m, "no_gradient") else m.NotDifferentiable
+    registry("ConformanceNoGradientTwice")
+    try:
+        registry("ConformanceNoGradientTwice")
+        return "accepted"
+    except KeyError:
+        return "KeyError"
+
+
+case_not_differentiable_twice.differs = (
+    "`NotDifferentiable` / `no_gradient` of an op type already declared not differentiable")

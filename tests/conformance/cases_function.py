@@ -38,8 +38,6 @@ def case_function_tensor_index_argument(m):
     return f(x, m.constant(0)), f(x, m.constant(2))
 
 
-case_function_tensor_index_argument.xfail = (
-    "issue 17: a tensor argument used as an index is frozen at its first value")
 
 
 def case_function_pad_constant_argument(m):
@@ -48,8 +46,6 @@ def case_function_pad_constant_argument(m):
     return f(x, m.constant(5.0)), f(x, m.constant(7.0))
 
 
-case_function_pad_constant_argument.xfail = (
-    "issue 17: a tensor argument used as an op attribute is frozen at its first value")
 
 
 def case_function_variable_swap(m):
@@ -68,7 +64,6 @@ def case_function_variable_swap(m):
     return r, p.read_value(), q.read_value()
 
 
-case_function_variable_swap.xfail = "issue 17: variable reads in a traced function are not snapshots"
 
 
 def case_function_recompute_grad(m):
@@ -77,8 +72,6 @@ def case_function_recompute_grad(m):
     return f(m.constant(1.0)), f(m.constant(2.0))
 
 
-case_function_recompute_grad.xfail = ("issue 17: recompute_grad inside mt.function replays the "
-                                      "trace's input")
 
 
 def case_function_named_like_generated_names(m):
