@@ -709,12 +709,13 @@ def run_process(system, quick, threads):
 
 def collect(systems, quick=False, threads=None, rounds=3):
     """Every timing of `systems`: `rounds` rounds of one process per system (the
-    order rotated each round), keeping each timing's best round; then the import."""
+    order rotated each round), keeping each timing's best round; then the import.
+    Also the lowest and highest load average seen (other jobs on the machine)."""
     missing = [s for s in systems if not installed(s)]
     for system in missing:
         print(f"# {system}: not installed, skipped", file=sys.stderr)
     order = [s for s in systems if s not in missing and s != "import"]
-    best = {}
+    best, loads = {}, [os.getloadavg()[0]]
     for r in range(rounds):
         turn = r % len(order) if order else 0
         for system in order[turn:] + order[:turn]:
@@ -726,14 +727,15 @@ def collect(systems, quick=False, threads=None, rounds=3):
                     best[key] = row
                 if old is not None and "peak_mib" in row:  # the chain: its lowest peak too
                     best[key]["peak_mib"] = min(row["peak_mib"], old["peak_mib"])
+            loads.append(os.getloadavg()[0])
     rows = list(best.values())
     if "import" in systems:
         print("# the import", file=sys.stderr, flush=True)
         rows.append(measure_import(*((1, 1) if quick else (40, 10))))
-    return rows
+    return rows, (min(loads), max(loads))
 
 
-def versions(systems, threads, rounds, quick):
+def versions(systems, threads, rounds, quick, load):
     """What the tables were measured with."""
     from importlib.metadata import PackageNotFoundError, version
     found = {}
@@ -748,7 +750,8 @@ def versions(systems, threads, rounds, quick):
     return {"date": datetime.date.today().isoformat(), "python": platform.python_version(),
             "machine": f"{platform.system()} {platform.machine()}, {os.cpu_count()} cores",
             "versions": found, "threads": threads, "rounds": rounds, "quick": quick,
-            "systems": list(systems), "missing": [s for s in systems if not installed(s)]}
+            "systems": list(systems), "missing": [s for s in systems if not installed(s)],
+            "load": load}
 
 
 # --- the tables (Markdown) ---------------------------------------------------------
@@ -902,7 +905,8 @@ def measured_with(meta):
             f"round{'s' if meta['rounds'] != 1 else ''} of interleaved processes, "
             f"each timing a median over repeats{' (--quick)' if meta['quick'] else ''}"
             + (f"; not installed: {', '.join(meta['missing'])}" if meta.get("missing") else "")
-            + ".")
+            + (f"; the machine's load average was {meta['load'][0]:.1f} to {meta['load'][1]:.1f}"
+               if meta.get("load") else "") + ".")
 
 
 def tables_block(rows, meta):
@@ -930,7 +934,8 @@ def summary_block(rows, meta):
                      f"(goal: under 1x)")
     c, i = _one(rows, "chain"), _one(rows, "import")
     if c:
-        lines.append(f"- {c['ops']:,} recorded ops and their gradient: {c['seconds']:.3g} s, "
+        ops = "10⁶" if c["ops"] == CHAIN_OPS else f"{c['ops']:,}"
+        lines.append(f"- {ops} recorded ops and their gradient: {c['seconds']:.3g} s, "
                      f"{c['peak_mib']:,.0f} MiB at peak (goals: under 10 s and 300 MiB)")
     if i:
         lines.append(f"- `import minitape`: {i['minitape'] / i['numpy']:.2f}x `import numpy` "
@@ -1041,8 +1046,8 @@ def main(argv=None):
         if unknown:
             parser.error(f"unknown systems: {', '.join(sorted(unknown))}")
         rounds = args.rounds or (1 if args.quick else 3)
-        rows = collect(systems, args.quick, args.threads, rounds)
-        meta = versions(systems, args.threads, rounds, args.quick)
+        rows, load = collect(systems, args.quick, args.threads, rounds)
+        meta = versions(systems, args.threads, rounds, args.quick, load)
     if args.json:
         with open(args.json, "w", encoding="utf-8") as f:
             json.dump({"rows": rows, "meta": meta}, f, indent=1)
