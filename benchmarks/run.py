@@ -1,37 +1,48 @@
-"""Benchmarks W2-W6: minitape against bare NumPy written by hand and, when they
-are installed (`pip install -e ".[bench]"`), autograd, JAX and PyTorch.
-Medians over repeats; run from the repository root:
+"""Benchmarks for issue 18: minitape eager and compiled against NumPy written by
+hand and, when they are installed (`pip install -e ".[bench]"`), micrograd,
+autograd, JAX and PyTorch; a chain of a million recorded ops; the import cost.
+Run from the repository root (docs/benchmarks.md says more):
 
-    python benchmarks/run.py            # full table, and figures/w6_jacobian_time.png
-    python benchmarks/run.py --quick    # fewer repeats
-    python benchmarks/run.py --systems minitape,numpy
-    python benchmarks/run.py --threads 1  # one BLAS/OpenMP/XLA thread per system
+    python benchmarks/run.py                              # print the tables
+    python benchmarks/run.py --write docs/benchmarks.md --write README.md
+    python benchmarks/run.py --quick                      # a smoke run, seconds
+    python benchmarks/run.py --systems minitape,compiled,numpy --threads 1
 
-Each system runs in its own Python process (so one system's thread pools,
-caches and imports never slow another), one after the other; this process
-collects their timings, prints the table and draws the plot.
+How it is measured. Each system runs in its own Python process (one system's
+thread pools, caches and imports never slow another) and times every workload
+as a median over repeats. The processes of all systems are run one after the
+other, and that whole round is repeated (`--rounds`, 3 by default, the order of
+the systems rotated each round); a timing is the best of its rounds' medians,
+so a round slowed by another job on a shared machine does not count. Each
+library keeps its default threads unless `--threads N` is given.
 
-W2  a chain of 1,000 scalar ops (y*1.0001, sin alternating), forward + backward,
-    reported per op
+W2  a chain of 1,000 scalar ops (500 x `y = sin(y * 1.0001)`), forward and
+    backward, reported per op
 W3  the guide's Dense Jacobian: relu(x @ K + b), x (7, 5), d y / d K -> (7, 10, 5, 10)
 W4  the guide's Hessian of mean(relu(relu(x K1 + b1) K2 + b2)**2) w.r.t. K1 -> (5, 8, 5, 8)
 W5  the guide's batch Jacobian of elu(elu(x K1 + b1) K2 + b2) w.r.t. x -> (7, 6, 5)
 W6  the Jacobian of tanh(W @ x) with respect to x, 64 inputs and m outputs,
-    m = 16 ... 4096: the case for forward mode once m is much larger than 64
+    m = 16 ... 4096 (the tables show m = 4096; the plot all of them)
 T1  one training step of the W4 model (Dense(8, relu), Dense(6, relu) on
     x (7, 5)): forward, mean squared output as the loss, gradients of all four
     variables, SGD update
+Chain  10**6 recorded ops `y = y * 1.000001` and the gradient, in a fresh
+    process: its time and the process's peak memory (resident set)
+Import  `import minitape` over `import numpy`, in fresh processes with
+    bytecode cached: best of many interleaved, and `python -X importtime`
 
-"minitape (compiled)" is the same computation inside
-`mt.function(jit_compile=True)`, called after its first call (which traces and
-compiles; that first call is timed for W2 as "W2 compile", in seconds).
-
-Every minitape timing includes the forward pass under the tape, as a user runs
-it; JAX timings are of jitted functions after compilation (marked "jit").
+"minitape compiled" is the same code inside `mt.function(jit_compile=True)`,
+called after its first call, which traces and compiles (timed for W2 on its
+own). Every minitape timing includes the forward pass under the tape, as a user
+runs it; JAX's are of jitted functions after compilation.
 """
 import argparse
+import datetime
 import json
+import math
 import os
+import platform
+import re
 import statistics
 import subprocess
 import sys
@@ -39,27 +50,25 @@ import time
 
 import numpy as np
 
-TARGETS_MS = {"W2": 0.003, "W3": 0.11, "W4": 0.3, "W5": 0.1, "W6": 1.0}  # W2 per op, W6 at m=4096
-# Targets of the compiled path (issue 12): W2 per op; W3-W5 at most 2x NumPy by hand
-# (checked in the table's "x numpy" column) and faster than JAX jit.
-COMPILED_TARGETS_MS = {"W2": 0.001, "W3": 0.028, "W4": 0.052, "W5": 0.05, "W6": 0.5}
 W6_SIZES = (16, 64, 256, 1024, 4096)
 W6_INPUTS = 64
-SYSTEMS = ("minitape", "compiled", "numpy", "autograd", "jax", "torch")
+CHAIN_OPS = 10**6
+SYSTEMS = ("minitape", "compiled", "numpy", "micrograd", "autograd", "jax", "torch")
 _MODULE = {"minitape": "minitape", "compiled": "minitape", "numpy": "numpy",
-           "autograd": "autograd", "jax": "jax", "torch": "torch"}
+           "micrograd": "micrograd", "autograd": "autograd", "jax": "jax", "torch": "torch"}
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def median_time(fn, budget=0.5, max_repeats=61):
+def median_time(fn, budget=0.5, max_repeats=61, min_repeats=3):
     """Median seconds per call of `fn`, from up to `max_repeats` samples taken
-    within about `budget` seconds (at least 3). A sample of a fast function
-    times several calls in a row, so that each sample lasts about 1 ms."""
+    within about `budget` seconds (at least `min_repeats`). A sample of a fast
+    function times several calls in a row, so that each sample lasts about 1 ms."""
     fn()  # warm up (and compile, for jitted peers)
     start = time.perf_counter()
     fn()
     once = max(time.perf_counter() - start, 1e-7)
     inner = max(1, int(1e-3 / once))
-    repeats = int(min(max_repeats, max(3, budget / (once * inner))))
+    repeats = int(min(max_repeats, max(min_repeats, budget / (once * inner))))
     samples = []
     for _ in range(repeats):
         start = time.perf_counter()
@@ -381,6 +390,37 @@ def numpy_workloads(sizes=W6_SIZES):
 
 # --- peers: autograd, JAX, PyTorch (each optional) -------------------------------------
 
+def w2_micrograd(n_ops=1000):
+    """W2 in micrograd, the smallest scalar autodiff a student meets. Its `Value`
+    has no sin, so `sin` is written here as micrograd writes `relu`: a new Value
+    whose `_backward` adds cos(x) times the upstream gradient."""
+    from micrograd.engine import Value
+
+    def sin(v):
+        out = Value(math.sin(v.data), (v,), "sin")
+
+        def _backward():
+            v.grad += math.cos(v.data) * out.grad
+        out._backward = _backward
+        return out
+
+    def run():
+        x = Value(0.5)
+        y = x
+        for _ in range(n_ops // 2):
+            y = sin(y * 1.0001)
+        y.backward()
+        return x.grad
+    return run
+
+
+def micrograd_workloads(sizes=W6_SIZES):
+    # micrograd's backward sorts the graph recursively: about one Python frame
+    # per op, more than the default limit of 1,000 for W2's chain.
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 10_000))
+    return {("W2", "micrograd"): w2_micrograd()}
+
+
 def autograd_workloads(sizes=W6_SIZES):
     import autograd.numpy as anp
     from autograd import grad, hessian, jacobian
@@ -434,7 +474,7 @@ def jax_workloads(sizes=W6_SIZES):
     w3 = jax.jit(jax.jacrev(lambda kk: relu(xv @ kk + b)))
     w4 = jax.jit(jax.hessian(lambda kk: jnp.mean(relu(relu(x4 @ kk + b1) @ k2 + b2) ** 2)))
     w5 = jax.jit(jax.vmap(jax.jacrev(lambda xr: elu(elu(xr @ c1 + d1) @ c2 + d2))))
-    eager_grad = jax.grad(chain)
+    w2 = jax.jit(jax.grad(chain))
 
     def loss_fn(params, x):
         k1, b1, k2, b2 = params
@@ -453,7 +493,7 @@ def jax_workloads(sizes=W6_SIZES):
 
     runs = {
         ("T1", "jax (jit)"): t1,
-        ("W2", "jax (eager)"): lambda: ready(eager_grad)(np.float32(0.5)),
+        ("W2", "jax (jit)"): lambda: ready(w2)(np.float32(0.5)),
         ("W3", "jax (jit)"): lambda: ready(w3)(k),
         ("W4", "jax (jit)"): lambda: ready(w4)(k1),
         ("W5", "jax (jit)"): lambda: ready(w5)(x5),
@@ -513,28 +553,130 @@ def torch_workloads(sizes=W6_SIZES):
 
 
 WORKLOADS = {"minitape": minitape_workloads, "compiled": compiled_workloads,
-             "numpy": numpy_workloads,
+             "numpy": numpy_workloads, "micrograd": micrograd_workloads,
              "autograd": autograd_workloads, "jax": jax_workloads, "torch": torch_workloads}
+
+
+# --- a million recorded ops, and the import -----------------------------------------
+
+def chain(n_ops=CHAIN_OPS):
+    """n_ops recorded `y = y * 1.000001` on one tape from x = 1, then dy/dx.
+    Returns the seconds both took, the gradient and y. At x = 1 the backward
+    pass multiplies the same float32 numbers in the same order as the forward
+    pass, so the right gradient is y itself, to the last bit."""
+    import minitape as mt
+
+    x = mt.constant(1.0)
+    start = time.perf_counter()
+    with mt.GradientTape() as tape:
+        tape.watch(x)
+        y = x
+        for _ in range(n_ops):
+            y = y * 1.000001
+    gradient = tape.gradient(y, x)
+    return time.perf_counter() - start, float(gradient), float(y)
+
+
+def _peak_mib():
+    """This process's peak resident memory so far, in MiB."""
+    import resource
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak / 2**20 if sys.platform == "darwin" else peak / 2**10  # bytes / KiB
+
+
+def run_chain_worker(quick):
+    import minitape  # noqa: F401  (the memory after the import is reported too)
+    base = _peak_mib()
+    n_ops = 10**4 if quick else CHAIN_OPS
+    seconds, gradient, value = chain(n_ops)
+    print(json.dumps({"workload": "chain", "system": "minitape", "seconds": seconds,
+                      "ops": n_ops, "peak_mib": _peak_mib(), "import_mib": base,
+                      "gradient": gradient, "value": value}), flush=True)
+
+
+# `import` alone in a fresh process: its seconds, and which heavy modules came along.
+_IMPORT_CODE = ("import sys, time; t, c = time.perf_counter(), time.process_time(); "
+                "import {module}; t, c = time.perf_counter() - t, time.process_time() - c; "
+                "heavy = ('matplotlib', 'ipywidgets', 'IPython'); "
+                "print(t, c, *[m for m in heavy if m in sys.modules])")
+
+
+def _import_env():
+    """The environment for timing imports: bytecode may be written (and then
+    read), whatever PYTHONDONTWRITEBYTECODE says, as for a user's installed
+    package, so that the times are of importing, not of compiling."""
+    env = dict(os.environ)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    return env
+
+
+def _import_seconds(module, env):
+    out = subprocess.run([sys.executable, "-c", _IMPORT_CODE.format(module=module)],
+                         capture_output=True, text=True, env=env, cwd=ROOT, check=True)
+    seconds, cpu, *heavy = out.stdout.split()
+    return float(seconds), float(cpu), heavy
+
+
+def _importtime_seconds(module, env):
+    """The cumulative time `python -X importtime` gives `import module`."""
+    out = subprocess.run([sys.executable, "-X", "importtime", "-c", f"import {module}"],
+                         capture_output=True, text=True, env=env, cwd=ROOT, check=True)
+    for line in out.stderr.splitlines():
+        match = re.match(r"import time:\s*\d+ \|\s*(\d+) \| (\S+)$", line)
+        if match and match.group(2) == module:
+            return int(match.group(1)) * 1e-6
+    raise RuntimeError(f"-X importtime printed no line for {module}:\n{out.stderr[-2000:]}")
+
+
+def measure_import(repeats=40, importtime_repeats=10):
+    """`import minitape` over `import numpy` (which it includes), each in fresh
+    processes, alternating, best of `repeats` (wall-clock time, and the CPU time
+    of the process, which other jobs on the machine disturb less); then the
+    same with `-X importtime`. A first import writes the bytecode the others read."""
+    env = _import_env()
+    heavy = set()
+    _import_seconds("minitape", env)  # writes the bytecode of minitape (and NumPy's, if missing)
+    best = {"numpy": math.inf, "minitape": math.inf}
+    cpu = dict(best)
+    for _ in range(repeats):
+        for module in best:
+            seconds, cpu_seconds, loaded = _import_seconds(module, env)
+            best[module] = min(best[module], seconds)
+            cpu[module] = min(cpu[module], cpu_seconds)
+            heavy.update(loaded)
+    cumulative = {"numpy": math.inf, "minitape": math.inf}
+    for _ in range(importtime_repeats):
+        for module in cumulative:
+            cumulative[module] = min(cumulative[module], _importtime_seconds(module, env))
+    return {"workload": "import", "system": "minitape", "repeats": repeats,
+            "numpy": best["numpy"], "minitape": best["minitape"],
+            "cpu_numpy": cpu["numpy"], "cpu_minitape": cpu["minitape"],
+            "importtime_repeats": importtime_repeats,
+            "importtime_numpy": cumulative["numpy"],
+            "importtime_minitape": cumulative["minitape"], "heavy": sorted(heavy)}
 
 
 def installed(system):
     import importlib.util
-    return importlib.util.find_spec(_MODULE[system]) is not None
+    return system in ("chain", "import") or importlib.util.find_spec(_MODULE[system]) is not None
 
 
-# --- running: one worker process per system; the parent prints and plots ------------
+# --- running: one worker process per system and round; the parent keeps the best -----
 
 def run_worker(system, quick):
     """Time every workload of one system; print one JSON line per timing."""
+    if system == "chain":
+        return run_chain_worker(quick)
     if system == "torch" and os.environ.get("OMP_NUM_THREADS"):
         import torch
         torch.set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
-    budget = 0.15 if quick else 0.6
+    repeats = dict(budget=0, max_repeats=1, min_repeats=1) if quick else dict(budget=0.6)
+    sizes = (64,) if quick else W6_SIZES
     if system == "compiled":
         print(json.dumps({"workload": "W2 compile", "system": "minitape (compiled)",
                           "seconds": w2_trace_and_compile_seconds()}), flush=True)
-    for (workload, label), fn in WORKLOADS[system]().items():
-        seconds = median_time(fn, budget=budget, max_repeats=15 if quick else 61)
+    for (workload, label), fn in WORKLOADS[system](sizes).items():
+        seconds = median_time(fn, **repeats)
         if workload == "W2":
             seconds /= 1000  # per op
         print(json.dumps({"workload": workload, "system": label, "seconds": seconds}),
@@ -543,9 +685,7 @@ def run_worker(system, quick):
 
 def _thread_env(threads):
     """Environment variables that limit NumPy's BLAS, PyTorch and JAX to
-    `threads` threads each (None: leave the defaults). On a small shared machine
-    one thread can be faster than two: a BLAS call that waits for a second
-    thread the scheduler has not run yet takes milliseconds."""
+    `threads` threads each (None: leave each library its default)."""
     env = dict(os.environ)
     if threads:
         for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
@@ -555,54 +695,286 @@ def _thread_env(threads):
     return env
 
 
-def collect(systems, quick, threads=None):
-    rows = []
-    for system in systems:
-        if not installed(system):
-            print(f"# {system}: not installed, skipped", file=sys.stderr)
+def run_process(system, quick, threads):
+    cmd = [sys.executable, os.path.abspath(__file__), "--worker", system]
+    if quick:
+        cmd.append("--quick")
+    done = subprocess.run(cmd, capture_output=True, text=True, env=_thread_env(threads),
+                          cwd=ROOT)
+    if done.returncode != 0:
+        print(f"# {system}: failed\n{done.stderr}", file=sys.stderr)
+        return []
+    return [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+
+
+def collect(systems, quick=False, threads=None, rounds=3):
+    """Every timing of `systems`: `rounds` rounds of one process per system (the
+    order rotated each round), keeping each timing's best round; then the import.
+    Also the lowest and highest load average seen (other jobs on the machine)."""
+    missing = [s for s in systems if not installed(s)]
+    for system in missing:
+        print(f"# {system}: not installed, skipped", file=sys.stderr)
+    order = [s for s in systems if s not in missing and s != "import"]
+    best, loads = {}, [os.getloadavg()[0]]
+    for r in range(rounds):
+        turn = r % len(order) if order else 0
+        for system in order[turn:] + order[:turn]:
+            print(f"# round {r + 1}/{rounds}: {system}", file=sys.stderr, flush=True)
+            for row in run_process(system, quick, threads):
+                key = (row["workload"], row["system"])
+                old = best.get(key)
+                if old is None or row["seconds"] < old["seconds"]:
+                    best[key] = row
+                if old is not None and "peak_mib" in row:  # the chain: its lowest peak too
+                    best[key]["peak_mib"] = min(row["peak_mib"], old["peak_mib"])
+            loads.append(os.getloadavg()[0])
+    rows = list(best.values())
+    if "import" in systems:
+        print("# the import", file=sys.stderr, flush=True)
+        rows.append(measure_import(*((1, 1) if quick else (40, 10))))
+    return rows, (min(loads), max(loads))
+
+
+def versions(systems, threads, rounds, quick, load):
+    """What the tables were measured with."""
+    from importlib.metadata import PackageNotFoundError, version
+    found = {}
+    for name, package in (("NumPy", "numpy"), ("micrograd", "micrograd"),
+                          ("autograd", "autograd"), ("JAX", "jax"), ("PyTorch", "torch")):
+        if package != "numpy" and package not in systems:
             continue
-        cmd = [sys.executable, os.path.abspath(__file__), "--worker", system]
-        if quick:
-            cmd.append("--quick")
-        done = subprocess.run(cmd, capture_output=True, text=True, env=_thread_env(threads))
-        if done.returncode != 0:
-            print(f"# {system}: failed\n{done.stderr}", file=sys.stderr)
-            continue
-        rows += [json.loads(line) for line in done.stdout.splitlines()
-                 if line.startswith("{")]
-    return rows
+        try:
+            found[name] = version(package)
+        except PackageNotFoundError:
+            pass
+    return {"date": datetime.date.today().isoformat(), "python": platform.python_version(),
+            "machine": f"{platform.system()} {platform.machine()}, {os.cpu_count()} cores",
+            "versions": found, "threads": threads, "rounds": rounds, "quick": quick,
+            "systems": list(systems), "missing": [s for s in systems if not installed(s)],
+            "load": load}
+
+
+# --- the tables (Markdown) ---------------------------------------------------------
+
+# (column, the worker labels it shows, the first one a workload has)
+COLUMNS = (("minitape eager", ("minitape", "minitape (pfor)", "minitape (auto)")),
+           ("minitape compiled", ("minitape (compiled)",)),
+           ("NumPy by hand", ("numpy by hand",)),
+           ("micrograd", ("micrograd",)),
+           ("autograd", ("autograd",)),
+           ("JAX (jit)", ("jax (jit)", "jax jacfwd (jit)")),
+           ("PyTorch", ("torch", "torch (func)", "torch jacfwd")))
+# (row key, what the row measures, unit)
+ROWS = (("W2", "W2: 1,000 scalar ops, forward + backward, per op", "µs"),
+        ("W2 compile", "W2: first call of the compiled function (tracing, code generation)",
+         "s"),
+        ("W3", "W3: Dense Jacobian (7, 10, 5, 10)", "ms"),
+        ("W4", "W4: Hessian (5, 8, 5, 8)", "ms"),
+        ("W5", "W5: batch Jacobian (7, 6, 5)", "ms"),
+        ("W6", "W6: Jacobian of tanh(W x), 64 → {m} (jacfwd)", "ms"),
+        ("T1", "T1: training step of the W4 model (forward, loss, 4 gradients, SGD)", "ms"))
+_SCALE = {"µs": 1e6, "ms": 1e3, "s": 1}
+# (ratio, goal, numerator column, denominator column, workloads)
+RATIOS = (("minitape compiled ÷ NumPy by hand", "≤ 1.5", "minitape compiled", "NumPy by hand",
+           ("W2", "W3", "W4", "W5", "W6")),
+          ("minitape compiled ÷ JAX (jit)", "< 1", "minitape compiled", "JAX (jit)",
+           ("W3", "W4", "W5", "W6")),
+          ("minitape eager ÷ micrograd, per op", "< 1", "minitape eager", "micrograd", ("W2",)))
+RATIO_WORKLOADS = ("W2", "W3", "W4", "W5", "W6")
+
+
+def _w6_size(rows):
+    sizes = [int(r["workload"].split("=")[1]) for r in rows if r["workload"].startswith("W6 m=")]
+    return max(sizes, default=W6_SIZES[-1])
+
+
+def _key(row_key, rows):
+    return f"W6 m={_w6_size(rows)}" if row_key == "W6" else row_key
+
+
+def cell(rows, row_key, column):
+    """(seconds, worker label) of one cell of the main table, or None."""
+    labels = dict(COLUMNS)[column]
+    found = {r["system"]: r["seconds"] for r in rows if r["workload"] == _key(row_key, rows)}
+    for label in labels:
+        if label in found:
+            return found[label], label
+    return None
+
+
+def _number(value):
+    if value >= 100:
+        return f"{value:,.0f}"
+    return f"{value:.3g}" if value >= 0.001 else f"{value:.2g}"
+
+
+def _time(seconds, unit):
+    return f"{_number(seconds * _SCALE[unit])} {unit}"
+
+
+def _ratio(value, goal):
+    met = value <= 1.5 if goal == "≤ 1.5" else value < 1
+    return f"{value:.2f}{' ✓' if met else ' ✗'}"
+
+
+def ratio(rows, numerator, denominator, workload):
+    top, bottom = cell(rows, workload, numerator), cell(rows, workload, denominator)
+    return None if top is None or bottom is None else top[0] / bottom[0]
+
+
+def _markdown(header, body):
+    lines = ["| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]
+    return "\n".join(lines + ["| " + " | ".join(row) + " |" for row in body])
+
+
+def times_table(rows):
+    m = _w6_size(rows)
+    body = []
+    for key, text, unit in ROWS:
+        found = [cell(rows, key, column) for column, _ in COLUMNS]
+        body.append([text.format(m=f"{m:,}")] +
+                    ["—" if c is None else _time(c[0], unit) for c in found])
+    return _markdown(["workload"] + [column for column, _ in COLUMNS], body)
+
+
+def ratios_table(rows):
+    body = []
+    for text, goal, numerator, denominator, workloads in RATIOS:
+        values = {w: ratio(rows, numerator, denominator, w) for w in workloads}
+        body.append([text, goal] + ["" if w not in values else "—" if values[w] is None
+                                    else _ratio(values[w], goal) for w in RATIO_WORKLOADS])
+    return _markdown(["ratio of medians", "goal"] + list(RATIO_WORKLOADS), body)
+
+
+def variants_table(rows):
+    """Every other timing of the main table's workloads (the loop Jacobians,
+    W6's other directions, the peers' jacrev)."""
+    shown = {(_key(key, rows), c[1]) for key, _, _ in ROWS for column, _ in COLUMNS
+             if (c := cell(rows, key, column))}
+    units = {_key(key, rows): unit for key, _, unit in ROWS}
+    body = [[r["workload"], r["system"], _time(r["seconds"], units[r["workload"]])]
+            for r in sorted(rows, key=lambda r: (list(units).index(r["workload"])
+                                                 if r["workload"] in units else 99,
+                                                 r["system"]))
+            if r["workload"] in units and (r["workload"], r["system"]) not in shown]
+    return _markdown(["workload", "system", "median"], body)
+
+
+def _one(rows, workload):
+    return next((r for r in rows if r["workload"] == workload), None)
+
+
+def extras_table(rows):
+    body = []
+    c = _one(rows, "chain")
+    if c:
+        ops = f"{c['ops']:,}" if c["ops"] != CHAIN_OPS else "10⁶"
+        right = "✓" if c["gradient"] == c["value"] else f"✗ (y = {c['value']:.7g})"
+        body += [[f"{ops} recorded ops `y = y * 1.000001`, then the gradient: time",
+                  f"{c['seconds']:.3g} s", "under 10 s"],
+                 ["the same: peak memory of its process",
+                  f"{c['peak_mib']:,.0f} MiB ({c['import_mib']:.0f} MiB after `import minitape`)",
+                  "under 300 MiB"],
+                 ["the same: the gradient at x = 1 (equal to y, bit for bit)",
+                  f"{c['gradient']:.7g} {right}", ""]]
+    i = _one(rows, "import")
+    if i:
+        body += [[f"`import minitape` ÷ `import numpy`: fresh processes, alternating, best of "
+                  f"{i['repeats']} each", f"{i['minitape'] / i['numpy']:.2f} "
+                  f"({i['minitape'] * 1e3:.0f} ms ÷ {i['numpy'] * 1e3:.0f} ms)", "≤ 1.1"],
+                 ["the same, CPU time of the importing process",
+                  f"{i['cpu_minitape'] / i['cpu_numpy']:.2f} "
+                  f"({i['cpu_minitape'] * 1e3:.0f} ms ÷ {i['cpu_numpy'] * 1e3:.0f} ms)", "≤ 1.1"],
+                 [f"the same with `python -X importtime` (cumulative), best of "
+                  f"{i['importtime_repeats']} each",
+                  f"{i['importtime_minitape'] / i['importtime_numpy']:.2f} "
+                  f"({i['importtime_minitape'] * 1e3:.0f} ms ÷ "
+                  f"{i['importtime_numpy'] * 1e3:.0f} ms)", "≤ 1.1"],
+                 ["matplotlib, ipywidgets or IPython loaded by `import minitape`",
+                  ", ".join(i["heavy"]) or "none", "none"]]
+    return _markdown(["measurement", "result", "goal"], body) if body else ""
+
+
+def measured_with(meta):
+    found = ", ".join(f"{name} {v}" for name, v in meta["versions"].items())
+    threads = (f"{meta['threads']} thread each" if meta["threads"] == 1 else
+               f"{meta['threads']} threads each" if meta["threads"] else
+               "each library's default threads")
+    return (f"Measured {meta['date']} on {meta['machine']}, Python {meta['python']}: "
+            f"{found}; {threads}; best of {meta['rounds']} "
+            f"round{'s' if meta['rounds'] != 1 else ''} of interleaved processes, "
+            f"each timing a median over repeats{' (--quick)' if meta['quick'] else ''}"
+            + (f"; not installed: {', '.join(meta['missing'])}" if meta.get("missing") else "")
+            + (f"; the machine's load average was {meta['load'][0]:.1f} to {meta['load'][1]:.1f}"
+               if meta.get("load") else "") + ".")
+
+
+def tables_block(rows, meta):
+    parts = [measured_with(meta), times_table(rows), "Ratios (✓: the goal is met):",
+             ratios_table(rows), "The chain of a million ops, and the import:",
+             extras_table(rows), "Every other timing of these workloads:", variants_table(rows)]
+    return "\n\n".join(p for p in parts if p)
+
+
+def summary_block(rows, meta):
+    """The README's few lines: the headline ratios."""
+    def ratios(numerator, denominator, workloads):
+        values = [(w, ratio(rows, numerator, denominator, w)) for w in workloads]
+        return ", ".join(f"{w} {v:.2f}x" for w, v in values if v is not None) or "not measured"
+    lines = [f"- compiled (`jit_compile=True`) over NumPy written by hand: "
+             f"{ratios('minitape compiled', 'NumPy by hand', RATIO_WORKLOADS)} "
+             f"(goal: at most 1.5x); over JAX's jit: "
+             f"{ratios('minitape compiled', 'JAX (jit)', RATIO_WORKLOADS[1:])} (goal: under 1x)"]
+    eager = cell(rows, "W2", "minitape eager")
+    if eager:
+        micro = cell(rows, "W2", "micrograd")
+        versus = (f", {eager[0] / micro[0]:.2f}x micrograd's {_time(micro[0], 'µs')}"
+                  if micro else "")
+        lines.append(f"- eager, scalar code (W2): {_time(eager[0], 'µs')} per op{versus} "
+                     f"(goal: under 1x)")
+    c, i = _one(rows, "chain"), _one(rows, "import")
+    if c:
+        ops = "10⁶" if c["ops"] == CHAIN_OPS else f"{c['ops']:,}"
+        lines.append(f"- {ops} recorded ops and their gradient: {c['seconds']:.3g} s, "
+                     f"{c['peak_mib']:,.0f} MiB at peak (goals: under 10 s and 300 MiB)")
+    if i:
+        lines.append(f"- `import minitape`: {i['minitape'] / i['numpy']:.2f}x `import numpy` "
+                     f"(goal: at most 1.1x)")
+    return "\n".join(lines + ["", measured_with(meta)])
+
+
+def write_blocks(path, rows, meta):
+    """Replace each generated block in the file at `path` (between
+    `<!-- benchmarks:NAME begin -->` and `<!-- benchmarks:NAME end -->`)."""
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    made = {"tables": tables_block, "summary": summary_block}
+    written = []
+    for name, make in made.items():
+        begin, end = f"<!-- benchmarks:{name} begin -->", f"<!-- benchmarks:{name} end -->"
+        if begin in text:
+            head, rest = text.split(begin, 1)
+            _, tail = rest.split(end, 1)
+            text = f"{head}{begin}\n{make(rows, meta)}\n{end}{tail}"
+            written.append(name)
+    if not written:
+        raise SystemExit(f"{path} has no <!-- benchmarks:... begin --> marker")
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)
+    return written
+
+
+def read_block(path, name):
+    """The text of one generated block in the file at `path`."""
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    begin, end = f"<!-- benchmarks:{name} begin -->\n", f"\n<!-- benchmarks:{name} end -->"
+    return text.split(begin, 1)[1].split(end, 1)[0]
 
 
 def _order(workload):
     name, _, m = workload.partition(" m=")
     return name, int(m or 0)
-
-
-def print_table(rows, out=None):
-    out = out or sys.stdout
-    by_hand = {r["workload"]: r["seconds"] for r in rows if r["system"] == "numpy by hand"}
-    print(f"{'workload':<11}{'system':<20}{'median':>14}{'x numpy':>9}{'target':>14}", file=out)
-    for r in sorted(rows, key=lambda r: _order(r["workload"])):
-        w, system, t = r["workload"], r["system"], r["seconds"]
-        name, m = _order(w)
-        unit, scale = ("us/op", 1e6) if name == "W2" else ("s", 1) if "compile" in name \
-            else ("ms", 1e3)
-        ratio = f"{t / by_hand[w]:>8.1f}x" if w in by_hand else f"{'':>9}"
-        targets = COMPILED_TARGETS_MS if system == "minitape (compiled)" else TARGETS_MS
-        limit = None
-        if "compile" in name:
-            limit = 1.0 if system == "minitape (compiled)" else None  # seconds
-        elif name in targets and (name != "W6" or m == 4096):
-            limit = targets[name] * (1e3 if name == "W2" else 1)  # us for W2, else ms
-        judged = system in ("minitape", "minitape (pfor)", "minitape (auto)",
-                            "minitape (compiled)")
-        target, mark = "", ""
-        if limit is not None:
-            target = f"{limit:>8.3f} {unit}"
-            if judged:
-                mark = "  ok" if t * scale <= limit else "  MISSED"
-        print(f"{w:<11}{system:<20}{t * scale:>8.3f} {unit:<5}{ratio}{target:>14}{mark}",
-              file=out)
 
 
 def plot_w6(rows, path):
@@ -619,6 +991,7 @@ def plot_w6(rows, path):
     styles = {"minitape (auto)": dict(color="C0", lw=3, marker="o"),
               "minitape (reverse)": dict(color="C0", ls="--", marker="v"),
               "minitape (forward)": dict(color="C0", ls=":", marker="^"),
+              "minitape (compiled)": dict(color="C3", lw=2, marker="D"),
               "numpy by hand": dict(color="k", marker="s"),
               "autograd": dict(color="C2", marker="."),
               "jax jacrev (jit)": dict(color="C1", ls="--", marker="v"),
@@ -628,7 +1001,6 @@ def plot_w6(rows, path):
     for system, points in sorted(series.items()):
         ms, times = zip(*sorted(points))
         ax.plot(ms, times, label=system, **styles.get(system, dict(marker=".")))
-    ax.plot([W6_SIZES[-1]], [TARGETS_MS["W6"]], "r*", ms=12, label="target (m=4096)")
     ax.set(xscale="log", yscale="log", xlabel="m, the number of outputs (64 inputs)",
            ylabel="median time per Jacobian (ms)",
            title="W6: Jacobian of tanh(W @ x), 64 inputs, m outputs")
@@ -641,24 +1013,54 @@ def plot_w6(rows, path):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="fewer repeats")
-    parser.add_argument("--systems", default=",".join(SYSTEMS),
-                        help=f"comma-separated, from {','.join(SYSTEMS)}")
-    parser.add_argument("--plot", default=os.path.join("figures", "w6_jacobian_time.png"),
-                        help="where to save the W6 plot ('' for none)")
+    parser.add_argument("--quick", action="store_true",
+                        help="a smoke run: one round, few repeats, W6 at m=64 only, "
+                             "a chain of 10**4 ops (seconds; for tests, not for numbers)")
+    parser.add_argument("--systems", default=",".join(SYSTEMS + ("chain", "import")),
+                        help=f"comma-separated, from {','.join(SYSTEMS)},chain,import")
+    parser.add_argument("--rounds", type=int, default=None,
+                        help="rounds of interleaved processes, best kept (default 3; 1 quick)")
     parser.add_argument("--threads", type=int, default=None,
                         help="threads per system for BLAS, OpenMP and XLA (default: theirs)")
-    parser.add_argument("--worker", choices=SYSTEMS, help=argparse.SUPPRESS)
+    parser.add_argument("--write", action="append", default=[], metavar="FILE",
+                        help="replace the generated blocks in FILE (docs/benchmarks.md, "
+                             "README.md); may be given twice")
+    parser.add_argument("--json", metavar="FILE", help="also save the timings as JSON")
+    parser.add_argument("--from-json", metavar="FILE",
+                        help="print (and --write) the timings saved in FILE; measure nothing")
+    parser.add_argument("--plot", default=None,
+                        help="where to save the W6 plot ('' for none; default "
+                             "figures/w6_jacobian_time.png, none with --quick)")
+    parser.add_argument("--worker", choices=SYSTEMS + ("chain",), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.worker:
         run_worker(args.worker, args.quick)
         return 0
-    rows = collect([s for s in args.systems.split(",") if s], args.quick, args.threads)
-    print_table(rows)
-    if args.plot:
-        os.makedirs(os.path.dirname(args.plot) or ".", exist_ok=True)
-        plot_w6(rows, args.plot)
-        print(f"# saved {args.plot}")
+    if args.from_json:
+        with open(args.from_json, encoding="utf-8") as f:
+            saved = json.load(f)
+        rows, meta = saved["rows"], saved["meta"]
+    else:
+        systems = [s for s in args.systems.split(",") if s]
+        unknown = set(systems) - set(SYSTEMS) - {"chain", "import"}
+        if unknown:
+            parser.error(f"unknown systems: {', '.join(sorted(unknown))}")
+        rounds = args.rounds or (1 if args.quick else 3)
+        rows, load = collect(systems, args.quick, args.threads, rounds)
+        meta = versions(systems, args.threads, rounds, args.quick, load)
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as f:
+            json.dump({"rows": rows, "meta": meta}, f, indent=1)
+    print(tables_block(rows, meta))
+    for path in args.write:
+        print(f"# wrote the {' and '.join(write_blocks(path, rows, meta))} block in {path}")
+    plot = args.plot if args.plot is not None else (
+        "" if args.quick or args.from_json else os.path.join(ROOT, "figures",
+                                                             "w6_jacobian_time.png"))
+    if plot:
+        os.makedirs(os.path.dirname(plot) or ".", exist_ok=True)
+        plot_w6(rows, plot)
+        print(f"# saved {plot}")
     return 0
 
 

@@ -3,13 +3,23 @@
 Write `mt.` where TensorFlow's guide writes `tf.` (and `mt.layers.` for
 `tf.keras.layers.`). The modules form one-way layers, each importing only
 those below it; the README's "reading order" lists them, bottom up.
+
+`import minitape` loads the engine, the ops and the layers. What a script
+that only differentiates never uses is loaded on first use (`__getattr__`
+below): `mt.function` (tracing, graphs and, for `jit_compile=True`, the
+compiler), `mt.saved_model`, and `display.py`, the HTML tables Jupyter shows
+for tensors and tapes. So importing minitape costs little more than
+importing NumPy.
 """
+import importlib as _importlib
+import sys as _sys
+import types as _types
+
 from .ops import *  # noqa: F401,F403  (first: it also binds the names ops.nn, ops.linalg)
 from .ops import range  # noqa: F401
 from . import linalg, math, nn, random  # noqa: F401  (the public namespaces win)
 from . import jacobians  # noqa: F401  (adds jacobian and batch_jacobian to GradientTape)
 from . import autodiff, layers, test  # noqa: F401
-from . import display  # noqa: F401  (how Jupyter shows tensors and tapes)
 from .custom import custom_gradient, primitive, stop_gradient  # noqa: F401
 from .custom import no_gradient  # noqa: F401
 from .recipes import grad_pass_through, recompute_grad  # noqa: F401
@@ -20,10 +30,59 @@ from .registry import NotDifferentiable, RegisterGradient  # noqa: F401
 from .tape import GradientTape, UnconnectedGradients  # noqa: F401
 from .tensor import (Tensor, Variable, bool_, constant,  # noqa: F401
                      convert_to_tensor, float16, float32, float64, int32, int64, string)
+from .tensor import html_views as _html_views, text_views as _text_views
 
 from .ops.core import convert_to_tensor  # noqa: E402,F401,F811  (packs lists of tensors)
 
 newaxis = None  # x[:, mt.newaxis], as NumPy's np.newaxis
 __version__ = "0.1.0"
-from . import saved_model  # noqa: E402,F401
-from .function import function  # noqa: E402,F401
+
+
+# --- loaded on first use ------------------------------------------------------------
+
+_LAZY = ("function", "saved_model", "display")
+
+
+def __getattr__(name):
+    """`mt.function` (the decorator), `mt.saved_model` and `mt.display`, imported
+    the first time they are used (PEP 562: Python calls this for a name the
+    package does not have yet)."""
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    module = _importlib.import_module(f"{__name__}.{name}")  # binds the name (see below)
+    return globals()[name] if name in globals() else module
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))  # tab completion offers the lazy names too
+
+
+class _Package(_types.ModuleType):
+    """The package's module type. Importing a submodule makes Python set the
+    package attribute of that name to it; for `function.py` that would hide the
+    decorator `mt.function`, so the decorator is kept instead. (Any import of
+    `minitape.function`, from `mt.saved_model`, a widget or a user, is safe.)"""
+
+    def __setattr__(self, name, value):
+        if name == "function" and isinstance(value, _types.ModuleType):
+            value = value.function
+        super().__setattr__(name, value)
+
+
+_sys.modules[__name__].__class__ = _Package
+
+
+def _display_on_first_use(table, cls):
+    """A stand-in for display.py's view of `cls` in `table` (tensor.py's
+    `html_views` or `text_views`): the first time Jupyter shows a tensor or a
+    tape, it imports display.py, whose import puts its own views in the tables,
+    and shows `obj` with them."""
+    def view(obj):
+        _importlib.import_module(f"{__name__}.display")
+        return table[cls](obj)
+    return view
+
+
+_html_views[Tensor] = _display_on_first_use(_html_views, Tensor)
+_html_views[GradientTape] = _display_on_first_use(_html_views, GradientTape)
+_text_views[GradientTape] = _display_on_first_use(_text_views, GradientTape)

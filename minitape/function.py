@@ -23,7 +23,6 @@ import weakref
 import numpy as np
 
 from . import nest
-from .compiler import compile_graph
 from .context import state, value_read
 from .graph import (GRADIENT_GRAPHS, OPS, Graph, Node, NodeError, Ref,  # noqa: F401
                     bind_dims, register_gradient_graph, run_graph)
@@ -108,6 +107,9 @@ class ConcreteFunction:
                                 tuple(dims[d] if isinstance(d, str) else d for d in s)
                                 for s in (node.symbolic or [o.shape for o in node.outputs])]
                                for node in graph.nodes]
+            # Imported here for load time alone (no cycle): only jit_compile=True needs
+            # the compiler, so traced functions and saved models never load it.
+            from .compiler import compile_graph
             program = programs[shapes] = compile_graph(
                 graph, input_names(graph.args, self._function), node_shapes)
         return program

@@ -5,8 +5,6 @@ leading batch of upstream gradients (vectorised jacobians) through NumPy's
 broadcasting of matmul and solve. For the same reason their JVP rules (forward
 mode) accept a leading batch of tangents.
 """
-import string
-
 import numpy as np
 
 from ..registry import RegisterGradient, RegisterJVP, batch_ndim
@@ -263,7 +261,7 @@ def _inv_jvp(op, t):
 
 # --- einsum ------------------------------------------------------------------
 
-_LETTERS = string.ascii_letters
+_LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"  # string.ascii_letters
 
 
 def _parse_equation(equation, ndims):

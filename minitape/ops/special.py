@@ -18,7 +18,6 @@ d polygamma(n, x)/dx = polygamma(n + 1, x), so every order is differentiable.
 import math
 
 import numpy as np
-from numpy.polynomial import polynomial
 
 from ..registry import RegisterGradient, RegisterJVP
 from .binary import binary, input_gradients, lifted, tangent_sum
@@ -56,6 +55,7 @@ def _psi_positive(n, x):
     psi(x) ~ log x - 1/(2x) - sum B_2k / (2k x**2k) (n = 0), or
     psi_n(x) ~ (-1)**(n + 1) [(n-1)!/x**n + n!/(2 x**(n+1))
                               + sum B_2k (2k+n-1)!/(2k)! / x**(2k+n)]  (n >= 1)."""
+    polynomial = np.polynomial.polynomial  # NumPy loads it on first use, not at import
     x = x.copy()
     shift = np.zeros_like(x)
     step = (-1) ** n * math.factorial(n)
@@ -82,6 +82,7 @@ def _psi_positive(n, x):
 def _cot_derivative(n, x):
     """d^n/dx^n cot(pi x), as a polynomial in c = cot(pi x): P_0 = c and
     P_(k+1) = -pi (1 + c^2) P_k'(c), since dc/dx = -pi (1 + c^2)."""
+    polynomial = np.polynomial.polynomial  # NumPy loads it on first use, not at import
     p = np.array([0.0, 1.0])
     for _ in range(n):
         p = polynomial.polymul(-np.pi * np.array([1.0, 0.0, 1.0]), polynomial.polyder(p))

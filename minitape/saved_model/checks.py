@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from .. import function as _fn
+from ..graph import OPS, bind_dims
 from ..ops.core import SHAPES
 from ..specs import TensorSpec
 from ..tensor import Tensor
@@ -25,7 +25,7 @@ def check_graph(graph, inputs, probes=None):
     function is called (symbols take the sizes they give; outputs of any shape
     get the shapes worked out). Raises ValueError("nodes[i]...: ...")."""
     polymorphic = graph.symbolic_inputs is not None
-    dims = _fn.bind_dims(graph, inputs) if polymorphic else {}
+    dims = bind_dims(graph, inputs) if polymorphic else {}
 
     def sized(spec, shape):
         if not polymorphic or shape is None:
@@ -83,7 +83,7 @@ def _check_node(node, ins, outs, specs, probes):
             raise ValueError(f"takes one value of the variable's {spec_text(target)} "
                              "and has no outputs")
         return size(ins[0]), []
-    arity = _fn.OPS[op].arity
+    arity = OPS[op].arity
     if (arity is None and not ins) or (arity is not None and len(ins) != arity):
         raise ValueError(f"takes {'one or more' if arity is None else arity} inputs")
     if op in SHAPES:
@@ -188,7 +188,7 @@ def _probe_dtypes(op, attrs, ins, rule, count):
         raise ValueError("gives large outputs even for one-element inputs; its family "
                          "must declare a dtype rule")
     units = [Tensor(np.ones(u, s.dtype)) for u, s in zip(unit, ins)]
-    out = _fn.OPS[op].run(units, attrs, [tuple(s) for s in shapes])
+    out = OPS[op].run(units, attrs, [tuple(s) for s in shapes])
     out = tuple(out) if isinstance(out, (list, tuple)) else (out,)
     if [o.shape for o in out] != [tuple(s) for s in shapes]:
         raise ValueError(f"gives shapes {[o.shape for o in out]} for one-element inputs, "
@@ -316,7 +316,7 @@ def _probe_dtype(op, attrs, ins, rank):
     inputs of one element each (dtype rules do not depend on sizes). Also
     catches attributes the op refuses."""
     units = [Tensor(np.ones((1,) * len(s.shape), s.dtype)) for s in ins]
-    out = _fn.OPS[op].run(units, attrs, [(1,) * rank])
+    out = OPS[op].run(units, attrs, [(1,) * rank])
     out = out[0] if isinstance(out, (list, tuple)) else out
     if out.ndim != rank:
         raise ValueError(f"gives rank {out.ndim}, the shape rules rank {rank}")

@@ -3,7 +3,8 @@ that dispatch to their saved traces (a polymorphic trace is checked against
 the limits again for the sizes of each call)."""
 import inspect
 
-from .. import function as _fn
+from ..graph import run_graph
+from ..signatures import bind_arguments, fill_arguments, key_matches
 from ..tracing import shapes_matter
 from ..layers import Module
 from ..specs import TensorSpec
@@ -20,7 +21,7 @@ def _run(graph, inputs, what):
             check_graph(graph, [TensorSpec(t.shape, t.dtype) for t in inputs])
         except ValueError as e:
             raise ValueError(f"loaded {what}, graph {graph.name}: {e}") from None
-    return _fn.run_graph(graph, inputs)
+    return run_graph(graph, inputs)
 
 
 def leaves(s):
@@ -33,7 +34,7 @@ def leaves(s):
 
 def call_arguments(signature, template, tensors):
     """(args, kwargs) that call a function with a trace's own arguments."""
-    values = _fn.fill_arguments(template, tensors)
+    values = fill_arguments(template, tensors)
     params = list(signature.parameters.values())
     for p, v in zip(params, values):
         if p.kind is p.VAR_POSITIONAL and not isinstance(v, tuple) or \
@@ -71,7 +72,7 @@ class LoadedFunction:
         self._traces = traces
 
     def _split(self, args, kwargs):
-        return _fn.bind_arguments(self._signature, self.input_signature, args, kwargs,
+        return bind_arguments(self._signature, self.input_signature, args, kwargs,
                                   f"loaded function {self.name}")
 
     def __call__(self, *args, **kwargs):
@@ -79,7 +80,7 @@ class LoadedFunction:
         concrete = self._traces.get(key)
         if concrete is None:
             concrete = next((c for k, c in self._traces.items()
-                             if c.polymorphic and _fn.key_matches(k, key)), None)
+                             if c.polymorphic and key_matches(k, key)), None)
         if concrete is None:
             saved = "; ".join(inputs_text(c.graph) for c in self._traces.values())
             raise ValueError(

@@ -9,7 +9,10 @@ import stat
 
 import numpy as np
 
-from .. import function as _fn
+from ..function import ConcreteFunction
+from ..graph import GRADIENT_GRAPHS, OPS, Graph, Node, Ref, register_gradient_graph
+from ..signatures import (InputSlot, bind_arguments, fill_arguments, split_arguments,
+                          symbolic_key)
 from ..context import state
 from ..specs import TensorSpec
 from ..tensor import Tensor, Variable
@@ -182,7 +185,7 @@ class _Loader:
         # A key (a GradientKey) owns its registration: the graphs' IdentityN
         # nodes and the ops tapes record from them hold it, and when the last
         # holder is gone, so is the registry entry with its graph.
-        fresh = {key: _fn.register_gradient_graph(graph)
+        fresh = {key: register_gradient_graph(graph)
                  for key, graph in self.gradients.items()}
         for graph in self.graphs.values():
             for node in graph.nodes:
@@ -219,7 +222,7 @@ class _Loader:
                 fail(f"{where}.captures", "a function trace captures nothing")
             args = [self.structure(a, self.argument, f"{where}.arguments[{i}]")
                     for i, a in enumerate(check_list(j["arguments"], f"{where}.arguments"))]
-            used = sorted(x.index for x in leaves(args) if isinstance(x, _fn.InputSlot))
+            used = sorted(x.index for x in leaves(args) if isinstance(x, InputSlot))
             if used != list(range(len(inputs))):
                 fail(f"{where}.arguments", f"must use each of the {len(inputs)} inputs "
                       "exactly once")
@@ -228,13 +231,13 @@ class _Loader:
                 None in (node.symbolic or ()) for node in nodes):
             fail(f"{where}.nodes", "a shape may be null only in a graph with an input "
                   "of any shape")
-        return _fn.Graph(name, inputs, nodes, outputs, num_captures=captures, args=args,
+        return Graph(name, inputs, nodes, outputs, num_captures=captures, args=args,
                          dims=dims, symbolic_inputs=symbolic_inputs)
 
     def argument(self, x, where):
         if isinstance(x, dict) and "input" in x:
             check_keys(x, where, ("input",))
-            return _fn.InputSlot(check_int(x["input"], f"{where}.input", 0, 1 << 20))
+            return InputSlot(check_int(x["input"], f"{where}.input", 0, 1 << 20))
         if isinstance(x, dict) and "value" in x:
             check_keys(x, where, ("value",))
             if not is_literal(x["value"]):
@@ -285,19 +288,19 @@ class _Loader:
             if k >= len(specs):
                 fail(where, f"{x} is not defined before this point of the graph "
                       f"(t0..t{len(specs) - 1} are)")
-            return _fn.Ref("t", k)
+            return Ref("t", k)
         if x[0] == "v":
             if k >= len(self.variables):
                 fail(where, f"{x}: there are only {len(self.variables)} variables")
-            return _fn.Ref("v", self.variables[k])
+            return Ref("v", self.variables[k])
         if k >= len(self.constants):
             fail(where, f"{x}: there are only {len(self.constants)} constants")
-        return _fn.Ref("c", self.constants[k])
+        return Ref("c", self.constants[k])
 
     def node(self, j, where, specs, dims):
         check_keys(j, where, ("op", "name", "inputs", "attrs", "outputs"))
         op = check_str(j["op"], f"{where}.op", 100)
-        if op not in ("IdentityN", "AssignVariableOp") and op not in _fn.OPS:
+        if op not in ("IdentityN", "AssignVariableOp") and op not in OPS:
             fail(f"{where}.op", f"unknown op type {op!r}: not a minitape built-in op")
         name = check_str(j["name"], f"{where}.name", 1000)
         inputs = [self.ref(x, f"{where}.inputs[{i}]", specs)
@@ -326,7 +329,7 @@ class _Loader:
             attrs = {"variable": ref.x, "mode": a["mode"]}
         else:
             attrs = attr_codec(op)[1](j["attrs"], w)
-        return _fn.Node(op, name, inputs, attrs, outputs, symbolic=symbolic)
+        return Node(op, name, inputs, attrs, outputs, symbolic=symbolic)
 
     def check_custom_gradients(self, graph, where):
         """Each IdentityN whose gradient graph is known (saved, or live in this
@@ -339,7 +342,7 @@ class _Loader:
                 continue
             w = f"{where}.nodes[{i}]"
             key = node.attrs["gradient"]
-            grad = self.gradients.get(key) or _fn.GRADIENT_GRAPHS.get(key)
+            grad = self.gradients.get(key) or GRADIENT_GRAPHS.get(key)
             if grad is None:
                 continue  # unknown here: differentiating it raises LookupError
             wanted = list(node.outputs) + [graph.spec_of(r) for r in node.attrs["captures"]]
@@ -349,7 +352,7 @@ class _Loader:
                       f"but the node gives it {specs_text(wanted)}")
             outs = grad.outputs
             if not isinstance(outs, list) or len(outs) != len(node.inputs) or \
-                    any(o is not None and not isinstance(o, _fn.Ref) for o in outs):
+                    any(o is not None and not isinstance(o, Ref) for o in outs):
                 fail(w, f"the gradient graph of {key} must return a list of one gradient "
                       f"(or null) per input of the node ({len(node.inputs)})")
             for k, (o, r) in enumerate(zip(outs, node.inputs)):
@@ -406,19 +409,19 @@ class _Loader:
                         for s in graph.inputs]
             try:
                 args, kwargs = call_arguments(signature, graph.args, examples)
-                _, _, key = _fn.bind_arguments(signature, input_signature, args, kwargs,
+                _, _, key = bind_arguments(signature, input_signature, args, kwargs,
                                                f"function {name}")
-                _, _, same = _fn.split_arguments(_fn.fill_arguments(graph.args, examples),
+                _, _, same = split_arguments(fill_arguments(graph.args, examples),
                                                  input_signature, "")
                 if key != same:
                     raise ValueError("its arguments bind to the parameters differently")
             except (TypeError, ValueError) as e:
                 fail(w, f"graph {g} does not fit the function's signature: {e}")
             if graph.symbolic_inputs is not None:
-                key = _fn.symbolic_key(key, graph)
+                key = symbolic_key(key, graph)
             if key in traces:
                 fail(w, f"graph {g} repeats the arguments of another trace")
-            traces[key] = _fn.ConcreteFunction(fn, graph, key)
+            traces[key] = ConcreteFunction(fn, graph, key)
             traces[key].polymorphic = graph.symbolic_inputs is not None
         return fn
 

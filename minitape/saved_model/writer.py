@@ -11,7 +11,9 @@ import warnings
 
 import numpy as np
 
-from .. import function as _fn
+from ..function import Function
+from ..graph import GRADIENT_GRAPHS, Ref
+from ..signatures import InputSlot
 from ..layers import Module
 from ..tensor import Variable
 from .format import (FORMAT, FORMAT_VERSION, INLINE_ELEMENTS, JSON_NAME,
@@ -131,7 +133,7 @@ def _write_file(path, data):
 
 
 def is_function(value):
-    return isinstance(value, (_fn.Function, LoadedFunction))
+    return isinstance(value, (Function, LoadedFunction))
 
 
 class _Writer:
@@ -198,7 +200,7 @@ class _Writer:
                                                    or name == "__call__")}
             for cls in type(obj).__mro__:
                 for name, value in vars(cls).items():
-                    if isinstance(value, _fn.Function) and name not in found:
+                    if isinstance(value, Function) and name not in found:
                         found[name] = getattr(obj, name)
         attributes = {}
         for name, value in found.items():
@@ -255,7 +257,7 @@ class _Writer:
         if index is not None:
             return index
         traces = fn.concrete_functions()
-        if isinstance(fn, _fn.Function) and fn.input_signature is not None:
+        if isinstance(fn, Function) and fn.input_signature is not None:
             signature_trace = fn.signature_concrete_function(any_rank=True)
             if not any(c is signature_trace for c in traces):
                 traces.append(signature_trace)
@@ -334,14 +336,14 @@ class _Writer:
     def encode_attrs(self, node):
         if node.op == "IdentityN":
             key = node.attrs["gradient"]
-            graph = _fn.GRADIENT_GRAPHS.get(key)
+            graph = GRADIENT_GRAPHS.get(key)
             if self.options.experimental_custom_gradients and graph is not None:
                 self.gradients[key] = self.graph_name(graph)
             return {"num_inputs": node.attrs["num_inputs"], "gradient": key,
                     "forward": [self.ref(r) for r in node.attrs["forward"]],
                     "captures": [self.ref(r) for r in node.attrs["captures"]]}
         if node.op == "AssignVariableOp":
-            return {"variable": self.ref(_fn.Ref("v", node.attrs["variable"])),
+            return {"variable": self.ref(Ref("v", node.attrs["variable"])),
                     "mode": node.attrs["mode"]}
         return attr_codec(node.op)[0](node.attrs)
 
@@ -380,7 +382,7 @@ def _encode_structure(s, leaf):
 
 
 def _encode_argument(x, graph_name):
-    if isinstance(x, _fn.InputSlot):
+    if isinstance(x, InputSlot):
         return {"input": x.index}
     if not is_literal(x):
         raise TypeError(f"save: trace {graph_name} was made for the Python argument {x!r}; "

@@ -1,0 +1,119 @@
+"""`import minitape` loads the engine and the ops only: tracing, graphs, the
+compiler, saved models and the HTML views load when first used (issue 18: the
+import should cost little more than NumPy's). No timing here (that is
+benchmarks/run.py): each check runs in a fresh Python process, because this
+one has long since imported everything."""
+import json
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+# Loaded on first use, with everything only they import.
+LAZY = ["minitape.function", "minitape.tracing", "minitape.signatures", "minitape.graph",
+        "minitape.compiler", "minitape.saved_model", "minitape.saved_model.reader",
+        "minitape.saved_model.writer", "minitape.display"]
+# Never loaded by `import minitape` (the notebooks' front-end packages).
+HEAVY = ["matplotlib", "ipywidgets", "IPython"]
+
+
+def fresh(code):
+    """Run `code` in a new Python process (from the checkout); its printed JSON."""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          cwd=ROOT, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.splitlines()[-1])
+
+
+def loaded(names):
+    return f"[m for m in {names!r} if m in sys.modules]"
+
+
+def test_import_minitape_loads_none_of_the_lazy_modules():
+    out = fresh(f"import sys, json, minitape\nprint(json.dumps({loaded(LAZY + HEAVY)}))")
+    assert out == []
+
+
+def test_mt_function_is_the_decorator_and_loads_the_compiler_only_for_jit():
+    out = fresh(f"""
+import sys, json, minitape as mt
+steps = []
+@mt.function
+def f(x):
+    return x * x
+steps.append([float(f(mt.constant(3.0))), {loaded(["minitape.compiler"])}])
+g = mt.function(jit_compile=True)(lambda x: mt.sin(x))
+steps.append([round(float(g(mt.constant(0.5))), 6), {loaded(["minitape.compiler"])}])
+from minitape import function
+steps.append([function is mt.function, callable(mt.function), "function" in dir(mt)])
+print(json.dumps(steps))
+""")
+    assert out == [[9.0, []], [0.479426, ["minitape.compiler"]], [True, True, True]]
+
+
+@pytest.mark.parametrize("first", [
+    "import minitape.saved_model",               # what mt.saved_model does
+    "from minitape.function import MAX_TRACES",  # notebook 04 reads the module
+    "import minitape.widgets.program",           # a widget built on mt.function
+])
+def test_importing_the_function_module_first_keeps_mt_function_the_decorator(first):
+    """Python sets a package's attribute to each submodule it imports, and the
+    module minitape.function has the decorator's name."""
+    out = fresh(f"""
+import json
+{first}
+import minitape as mt
+@mt.function
+def f(x):
+    return 2 * x
+print(json.dumps([type(mt.function).__name__, float(f(mt.constant(1.5)))]))
+""")
+    assert out == ["function", 3.0]
+
+
+def test_saved_models_still_save_and_load(tmp_path):
+    out = fresh(f"""
+import json, minitape as mt
+module = mt.Module()
+module.v = mt.Variable(2.0)
+module.f = mt.function(input_signature=[mt.TensorSpec(None)])(lambda x: x * module.v)
+module.f(mt.constant(1.0))
+mt.saved_model.save(module, {str(tmp_path / "model")!r},
+                    options=mt.saved_model.SaveOptions(experimental_custom_gradients=True))
+loaded = mt.saved_model.load({str(tmp_path / "model")!r})
+print(json.dumps(float(loaded.f(mt.constant(4.0)))))
+""")
+    assert out == 8.0
+
+
+def test_jupyter_views_load_display_on_first_use():
+    """A tensor's and a tape's `_repr_html_` (and IPython's pretty text of a
+    tape) import display.py the first time they are asked for."""
+    out = fresh(f"""
+import json, sys, minitape as mt
+before = {loaded(["minitape.display"])}
+x = mt.constant(3.0)
+with mt.GradientTape() as tape:
+    tape.watch(x)
+    y = x * x
+html = x._repr_html_()
+from minitape.display import tape_html, tape_text, tensor_html
+
+class Printer:
+    def text(self, s):
+        self.out = s
+
+p = Printer()
+tape._repr_pretty_(p, False)
+print(json.dumps([before, html == tensor_html(x), tape._repr_html_() == tape_html(tape),
+                  p.out == tape_text(tape), mt.display.tape_html is tape_html]))
+""")
+    assert out == [[], True, True, True, True]
+
+
+def test_an_unknown_name_is_still_an_attribute_error():
+    import minitape as mt
+    with pytest.raises(AttributeError, match="no attribute 'no_such_op'"):
+        mt.no_such_op
