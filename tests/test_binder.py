@@ -92,7 +92,7 @@ def test_what_binder_installs_runs_a_notebook_under_nbval(tmp_path):
     # which Binder does not need.
     repo = copy_package(tmp_path / "repo", extra=["binder"])
     install = subprocess.run(
-        [python, "-m", "pip", "install", "-q", "-r", "binder/requirements.txt",
+        [python, "-m", "pip", "install", "-q", "--no-compile", "-r", "binder/requirements.txt",
          "pytest", "nbval"], cwd=repo, env=env, capture_output=True, text=True)
     assert install.returncode == 0, install.stderr[-3000:]
     work = tmp_path / "run"
