@@ -18,6 +18,7 @@ from packaging.specifiers import SpecifierSet
 from repo2docker.app import Repo2Docker
 from repo2docker.buildpacks import PythonBuildPack
 
+from tools.package_source import copy as copy_package
 from tools import colab
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -85,11 +86,14 @@ def test_what_binder_installs_runs_a_notebook_under_nbval(tmp_path):
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}  # nothing from here
     python = str(venv / "bin" / "python")
-    # Exactly binder/requirements.txt, run from the root as repo2docker does,
-    # plus the test runner (pytest, nbval), which Binder does not need.
+    # Exactly binder/requirements.txt, run from the repository's root as repo2docker
+    # does (in a copy, as repo2docker copies the repository first: a build in the
+    # checkout could meet another test's), plus the test runner (pytest, nbval),
+    # which Binder does not need.
+    repo = copy_package(tmp_path / "repo", extra=["binder"])
     install = subprocess.run(
-        [python, "-m", "pip", "install", "-q", "-r", "binder/requirements.txt",
-         "pytest", "nbval"], cwd=ROOT, env=env, capture_output=True, text=True)
+        [python, "-m", "pip", "install", "-q", "--no-compile", "-r", "binder/requirements.txt",
+         "pytest", "nbval"], cwd=repo, env=env, capture_output=True, text=True)
     assert install.returncode == 0, install.stderr[-3000:]
     work = tmp_path / "run"
     work.mkdir()

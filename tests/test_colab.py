@@ -211,3 +211,7 @@ def test_the_python_range_holds_colab_and_ci_runs_its_two_ends():
     older = f"3.{int(oldest.split('.')[1]) - 1}"
     assert older not in allowed, f"requires-python allows {older}, which CI does not run"
     assert sys.version_info >= (3, 11)  # the oldest allowed, so tomllib is there
+    # The whole README test command on both ends, not a subset.
+    lines = [line.strip() for line in ci.splitlines()]
+    assert "python -m pytest -q" in lines  # the oldest's environment, activated
+    assert ".ci-venv-newest/bin/python -m pytest -q" in lines

@@ -69,7 +69,7 @@ def test_the_tests_import_the_wheel_not_the_checkout(workflow):
     assert "minitape" not in copied  # no source package next to the tests
     # What the tests read besides the package: the tests, notebooks, tools, CI files.
     for name in ("tests", "notebooks", "tools", ".ci", ".github", "binder", "pyproject.toml",
-                 "README.md", "docs"):
+                 "conftest.py", "README.md", "docs"):
         assert name in copied, name
     assert lines.index('cd "$RUNNER_TEMP/from-wheel"') < next(
         i for i, line in enumerate(lines) if line.startswith("python -m pytest"))

@@ -19,7 +19,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from tools import colab
+from tools import colab, package_source
 
 ROOT = colab.ROOT
 OUTPUT = ROOT / "_site"
@@ -28,9 +28,12 @@ KERNEL_SETTINGS = "@jupyterlite/pyodide-kernel-extension:kernel"
 
 
 def build_wheel(outdir):
-    """The minitape wheel of this checkout, built into `outdir`."""
-    subprocess.run([sys.executable, "-m", "build", "--wheel", "--outdir", str(outdir), str(ROOT)],
-                   check=True, capture_output=True)
+    """The minitape wheel of this checkout, built into `outdir` (from a copy of
+    its sources, so that nothing is written in the checkout)."""
+    with tempfile.TemporaryDirectory(prefix="minitape-source-") as source:
+        package_source.copy(source)
+        subprocess.run([sys.executable, "-m", "build", "--wheel", "--outdir", str(outdir), source],
+                       check=True, capture_output=True)
     (wheel,) = Path(outdir).glob("minitape-*.whl")
     return wheel
 

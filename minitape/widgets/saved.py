@@ -97,7 +97,9 @@ def _run_fresh(code, cwd):
     same minitape even when it is not installed."""
     package_parent = os.path.dirname(os.path.dirname(os.path.abspath(mt.__file__)))
     paths = [package_parent] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(paths))
+    # PYTHON_COLORS=0: plain error text (Python 3.13 colours tracebacks when FORCE_COLOR
+    # is set, as Jupyter's kernel sets it)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(paths), PYTHON_COLORS="0")
     r = subprocess.run([sys.executable, "-c", code], cwd=cwd, capture_output=True,
                        text=True, timeout=120, env=env)
     lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
