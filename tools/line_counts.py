@@ -1,4 +1,4 @@
-"""Rewrite the line counts in the README's reading order from the files.
+"""Rewrite the line counts in the engine's reading order (docs/engine.md) from the files.
 
     python -m tools.line_counts
 
@@ -18,7 +18,7 @@ def lines(path):
 
 
 def main():
-    readme = ROOT / "README.md"
+    readme = ROOT / "docs" / "engine.md"
     text = readme.read_text(encoding="utf-8")
     row = re.compile(r"^\| `(minitape/[^`]*)` \| (\d+) \|", re.MULTILINE)
     text = row.sub(lambda m: f"| `{m.group(1)}` | {lines(ROOT / m.group(1))} |", text)
@@ -27,7 +27,7 @@ def main():
     text = re.sub(r"(they add\s+up to )(\d+)( lines)", lambda m: f"{m.group(1)}{core}{m.group(3)}",
                   text)
     readme.write_text(text, encoding="utf-8")
-    print(f"README line counts rewritten; the core is {core} lines")
+    print(f"docs/engine.md line counts rewritten; the core is {core} lines")
 
 
 if __name__ == "__main__":
