@@ -2,7 +2,7 @@
 
 Write `mt.` where TensorFlow's guide writes `tf.` (and `mt.layers.` for
 `tf.keras.layers.`). The modules form one-way layers, each importing only
-those below it; the README's "reading order" lists them, bottom up.
+those below it; docs/engine.md's reading order lists them, bottom up.
 
 `import minitape` loads the engine, the ops and the layers. What a script
 that only differentiates never uses is loaded on first use (`__getattr__`

@@ -35,7 +35,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOK = ROOT / "notebooks" / "07_jacobians.ipynb"
-STEPPER = ROOT / "notebooks" / "00_how_a_tape_works.ipynb"  # the stepper and one more
+STEPPER = ROOT / "notebooks" / "00b_how_a_tape_works.ipynb"  # the stepper and one more
 CHROMIUM = "/usr/bin/chromium"
 FALLBACK = ".minitape-explorer-fallback"
 NOTE = ".minitape-explorer-note"

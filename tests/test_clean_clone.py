@@ -27,7 +27,7 @@ def _git(repo, *args):
 def clone(tmp_path):
     repo = tmp_path / "clone"
     (repo / "notebooks").mkdir(parents=True)
-    for name in ("07_jacobians.ipynb", "00_build_a_tape.ipynb"):
+    for name in ("07_jacobians.ipynb", "00a_build_a_tape.ipynb"):
         shutil.copy(ROOT / "notebooks" / name, repo / "notebooks" / name)
     _git(repo, "init", "-q")
     _git(repo, "add", ".")

@@ -159,13 +159,65 @@ def test_on_colab_two_failed_installs_stop_with_one_short_message(monkeypatch):
         f"From PyPI: ERROR: No matching distribution found for {REQUIREMENT}",
         f"From {REPOSITORY} (tag v{version}): "
         f"ERROR: No matching distribution found for {REQUIREMENT}",
-        "Next: if both lines mention a connection, run Runtime > Disconnect and delete runtime, "
-        "then this cell again. Otherwise open the notebook on Binder, which installs minitape "
-        f"from the repository: {colab.binder_url(REPOSITORY)}",
+        "Next: open the course on Binder, which installs minitape from the repository itself: "
+        f"{colab.binder_url(REPOSITORY)}",
     ]
     assert "Collecting" not in message  # pip's last line, not its log
     # IPython (Colab) prints exactly the message, no traceback, and "Run all" stops.
     assert info.value._render_traceback_() == [message]
+
+
+# What pip (23 to 26) writes when it cannot reach an index or a URL: retries
+# warnings, then an error that does not name the connection (index), or the
+# error itself (a URL; pip 25+ draws it with "x" and "hint:" lines, no "ERROR:").
+PIP_OFFLINE_INDEX = (
+    "WARNING: Retrying (Retry(total=4, connect=None, read=None, redirect=None, status=None)) "
+    "after connection broken by 'NewConnectionError(\"HTTPSConnection(host='pypi.org', "
+    "port=443): Failed to establish a new connection: [Errno -3] Temporary failure in name "
+    "resolution\")': /simple/minitape/\n"
+    "ERROR: Could not find a version that satisfies the requirement minitape==0.1.0 "
+    "(from versions: none)\n"
+    "ERROR: No matching distribution found for minitape==0.1.0\n")
+PIP_OFFLINE_URL = (
+    "\n\u00d7 Failed to connect to github.com while fetching https://github.com/x.tar.gz\n"
+    "\u2570\u2500> [Errno -3] Temporary failure in name resolution\n\n"
+    "hint: Are you connected to the Internet? If so, check whether your system can connect "
+    "to github.com before trying again.\n")
+
+
+def _message(monkeypatch, stderrs):
+    answers = iter(stderrs)
+
+    def fake_run(args, **kwargs):
+        return subprocess.CompletedProcess(args, 1, stdout="", stderr=next(answers))
+
+    monkeypatch.setattr(subprocess, "run", fake_run)
+    monkeypatch.setitem(sys.modules, "google.colab", types.ModuleType("google.colab"))
+    with pytest.raises(Exception) as info:
+        exec(compile(colab.cell_source(), "<colab cell>", "exec"), {})
+    return str(info.value).splitlines()
+
+
+def test_with_no_connection_the_message_says_so_and_suggests_a_new_runtime(monkeypatch):
+    lines = _message(monkeypatch, [PIP_OFFLINE_INDEX, PIP_OFFLINE_URL])
+    assert lines[1] == "From PyPI: no connection (pip could not reach the server)"
+    assert lines[2].endswith("): no connection (pip could not reach the server)")
+    assert lines[3] == ("Next: this runtime reached neither server. Run Runtime > Disconnect "
+                        "and delete runtime, then run this cell again.")
+
+
+def test_one_server_reached_the_message_suggests_binder(monkeypatch):
+    not_found = "ERROR: HTTP error 404 while getting https://github.com/x.tar.gz\n"
+    lines = _message(monkeypatch, [PIP_OFFLINE_INDEX, not_found])
+    assert lines[1] == "From PyPI: no connection (pip could not reach the server)"
+    assert lines[2].endswith("): ERROR: HTTP error 404 while getting https://github.com/x.tar.gz")
+    assert lines[3].startswith("Next: open the course on Binder") and "mybinder.org" in lines[3]
+
+
+def test_pips_drawn_errors_count_as_its_error_lines(monkeypatch):
+    drawn = "\u00d7 No matching distribution found for minitape==0.1.0\nhint: see above\n"
+    lines = _message(monkeypatch, [drawn, drawn])
+    assert lines[1] == "From PyPI: \u00d7 No matching distribution found for minitape==0.1.0"
 
 
 def test_the_site_cell_installs_the_bundled_wheel():

@@ -6,12 +6,16 @@ serving the source archive of tag v<version> (in place of GitHub).
 Checked: with the package on the index, the cell installs it from there and
 nothing else; without it, from the archive of the tag (no git); with neither,
 it stops with the short message (what failed, what to try next) and installs
-nothing. Not checked here: PyPI and GitHub themselves, and Colab's own
-runtime (its IPython shows the exception's `_render_traceback_`).
+nothing; with neither server reachable (a closed port), the message says "no
+connection" for both and suggests a new runtime. The venv's pip is the one
+Python bundles; test_colab.py feeds the cell newer pips' output. Not checked
+here: PyPI and GitHub themselves, and Colab's own runtime (its IPython shows
+the exception's `_render_traceback_`).
 """
 import http.server
 import json
 import os
+import socket
 import subprocess
 import sys
 import tarfile
@@ -112,9 +116,10 @@ def world(tmp_path_factory):
     pip_env = {**env, "PIP_CONFIG_FILE": os.devnull, "PIP_CACHE_DIR": str(tmp / "cache"),
                "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
 
-    def run(index):
-        """Run the cell on 'Colab' with PyPI replaced by the index `index`."""
-        run_env = {**pip_env, "PIP_INDEX_URL": (tmp / index).as_uri()}
+    def run(index=None, index_url=None, cell=cell):
+        """Run the cell on 'Colab' with PyPI replaced by the index folder `index`
+        (or the URL `index_url`)."""
+        run_env = {**pip_env, "PIP_INDEX_URL": index_url or (tmp / index).as_uri()}
         return subprocess.run([python, str(runner), str(cell)], env=run_env,
                               capture_output=True, text=True, timeout=300)
 
@@ -172,3 +177,25 @@ def test_the_cell_installs_from_the_index_then_the_archive_else_says_what_to_do(
     assert world["installed"]() == before | {f"minitape=={VERSION}"}
     assert world["direct_url"]() is None  # from the index, not a URL
     assert len(world["server"].requests) == asked
+
+
+def test_with_no_server_reachable_the_cell_says_no_connection(world, tmp_path):
+    """PyPI and the repository both on a closed port of 127.0.0.1: pip cannot
+    connect to either, and the message says so (not pip's "No matching
+    distribution", which also means no release) and suggests a new runtime."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        closed = f"http://127.0.0.1:{s.getsockname()[1]}"
+    cell = tmp_path / "offline_cell.py"
+    cell.write_text(colab.cell_source(repo=f"{closed}/a-teacher/course"), encoding="utf-8")
+    world["uninstall"]()  # an earlier test may have left it installed
+    before = world["installed"]()
+    result = world["run"](index_url=f"{closed}/simple", cell=cell)
+    assert result.returncode == 3, result.stdout + result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[1] == "From PyPI: no connection (pip could not reach the server)"
+    assert lines[2] == (f"From {closed}/a-teacher/course (tag v{VERSION}): "
+                        "no connection (pip could not reach the server)")
+    assert lines[3].startswith("Next: this runtime reached neither server.")
+    assert len(lines) == 4 and result.stderr == ""
+    assert world["installed"]() == before

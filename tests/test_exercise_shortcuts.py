@@ -37,8 +37,8 @@ RULES = {"Add": add_rule, "Mul": mul_rule, "Sin": sin_rule, "Cos": cos_rule}
 '''
 
 SHORTCUTS = {
-    "00_build_a_tape.ipynb": {
-        "ex00b-record-solution": {
+    "00a_build_a_tape.ipynb": {
+        "ex00a-record-solution": {
             "record every op": '''
 def record(op_type, inputs, output):
     for tape in TAPES:
@@ -52,7 +52,7 @@ def record(op_type, inputs, output):
             tape.ops.append((op_type, inputs, output))
 ''',
         },
-        "ex00b-rules-solution": {
+        "ex00a-rules-solution": {
             "float results": '''
 def mul_rule(inputs, g):
     x, y = inputs
@@ -85,7 +85,7 @@ def sin_rule(inputs, g):
     return [add(mul(x, Tensor(0.0)), Tensor(g.value * math.cos(x.value)))]
 ''' + RULES_00B,
         },
-        "ex00b-walk-solution": {
+        "ex00a-walk-solution": {
             "reversed tape order, no usage counts": '''
 def gradient(tape, target, source):
     grads = {id(target): Tensor(1.0)}
@@ -112,8 +112,8 @@ def gradient(tape, target, source):
 ''',
         },
     },
-    "00_how_a_tape_works.ipynb": {
-        "ex00-solution": {
+    "00b_how_a_tape_works.ipynb": {
+        "ex00b-solution": {
             "sort by the creation counter": '''
 def backward_order(ops):
     return sorted(ops, key=lambda op: -op.outputs[0]._id)
@@ -480,7 +480,7 @@ def test_every_exercise_has_shortcuts():
 
 
 @pytest.mark.parametrize("notebook, grade_id, name", _cases(),
-                         ids=[f"{nb[:2]}-{gid}-{name}" for nb, gid, name in _cases()])
+                         ids=[f"{nb.split('_')[0]}-{gid}-{name}" for nb, gid, name in _cases()])
 def test_shortcut_fails_the_check(shortcut_results, notebook, grade_id, name):
     answer_error, check_error = shortcut_results[notebook][(grade_id, name)]
     assert answer_error is None, f"the shortcut itself does not run: {answer_error}"

@@ -9,7 +9,7 @@ temporary course folder; then for each notebook with exercises:
   (`tools.assignments.round_trip`: one kernel per notebook, two at a time);
 - the exercise cells have the metadata nbgrader expects;
 
-and nbgrader's autograder gives the blank copy of 00_build_a_tape no points
+and nbgrader's autograder gives the blank copy of 00a_build_a_tape no points
 and its solution all of them. Hidden tests (between the BEGIN and END HIDDEN
 TESTS markers of a check cell) are missing from the student copies, and the
 autograder runs them: an answer that passes the visible part of a check and
@@ -157,13 +157,13 @@ def test_each_check_fails_blank_and_passes_solved(round_trips, path):
 
 
 def test_autograde_scores_blank_zero_and_solution_full(tmp_path):
-    """nbgrader's own autograder on 00_build_a_tape: the blank copy gets 0 points,
+    """nbgrader's own autograder on 00a_build_a_tape: the blank copy gets 0 points,
     the instructor's notebook (the solution) all of them."""
     from nbgrader.api import Gradebook
     from nbgrader.apps import NbGraderAPI
     from traitlets.config import Config
 
-    notebook = ROOT / "notebooks" / "00_build_a_tape.ipynb"
+    notebook = ROOT / "notebooks" / "00a_build_a_tape.ipynb"
     released = assignments.generate([notebook], tmp_path)
     # a student who walks tape.ops backwards: the visible part of the walk
     # check passes, the hidden one (shuffled tape.ops) does not
@@ -188,7 +188,7 @@ def test_autograde_scores_blank_zero_and_solution_full(tmp_path):
         assert [g.score for g in scores["blank"].grades] == [0.0] * n_checks
         assert scores["solved"].score == scores["solved"].max_score == n_checks
         by_check = {g.name: g.score for g in scores["shortcut"].grades}
-        assert by_check.pop("ex00b-walk-check") == 0.0  # failed in its hidden tests
+        assert by_check.pop("ex00a-walk-check") == 0.0  # failed in its hidden tests
         assert set(by_check.values()) == {1.0}
 
 
@@ -203,13 +203,13 @@ REVERSED_TAPE_WALK = """def gradient(tape, target, source):
 
 
 def _walk_shortcut(student_copy):
-    """The student copy of 00_build_a_tape with every solution filled in, the
+    """The student copy of 00a_build_a_tape with every solution filled in, the
     walk by REVERSED_TAPE_WALK."""
     nb = _load(student_copy)
-    solved = _load(ROOT / "notebooks" / "00_build_a_tape.ipynb")
+    solved = _load(ROOT / "notebooks" / "00a_build_a_tape.ipynb")
     answers = {assignments.nbgrader_meta(c)["grade_id"]: c["source"]
                for c in solved["cells"] if assignments.is_solution(c)}
-    answers["ex00b-walk-solution"] = REVERSED_TAPE_WALK
+    answers["ex00a-walk-solution"] = REVERSED_TAPE_WALK
     for cell in nb["cells"]:
         if assignments.is_solution(cell):
             cell["source"] = answers[assignments.nbgrader_meta(cell)["grade_id"]]
@@ -221,7 +221,7 @@ def test_reversed_tape_walk_passes_the_visible_check(course):
     autograder gives it comes from the hidden tests)."""
     course_dir, released = course
     path = course_dir / "walk_shortcut.ipynb"
-    path.write_text(json.dumps(_walk_shortcut(released / "00_build_a_tape.ipynb")),
+    path.write_text(json.dumps(_walk_shortcut(released / "00a_build_a_tape.ipynb")),
                     encoding="utf-8")
     results = assignments.try_answers(path, {}, course_dir, checks=True)
     assert results and all(error is None for error in results.values()), results

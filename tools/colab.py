@@ -7,8 +7,10 @@ It writes three things, and `--check` finds any that differ:
   installs exactly this version of minitape and nothing else (`--no-deps`:
   Colab has NumPy, matplotlib and ipywidgets): from PyPI, or else from the
   repository's archive at tag `v<version>` (no git needed). If both fail it
-  stops "Run all" with one short message naming what failed and what to try
-  next, not pip's log. Anywhere else it does nothing;
+  stops "Run all" with one short message naming what failed (pip's last error
+  line for each, or "no connection" when pip could not reach the server) and
+  the next thing to try: a new runtime when neither server was reached, else
+  Binder. Not pip's log. Anywhere else it does nothing;
 * the **badge cell**, the first cell of every notebook (Markdown): "Open in
   Colab" and "launch Binder" for that notebook;
 * the README's badges, between the two `launch badges` comment lines.
@@ -41,13 +43,20 @@ TEMPLATE = '''\
 # from PyPI or else from the course's repository at tag v{version}. Elsewhere: nothing.
 import subprocess, sys
 if "google.colab" in sys.modules:
+    NO_CONNECTION = "no connection"
     def pip_install(source):
-        """Install `source` alone; None if it worked, else pip's last error line."""
+        """Install `source` alone; None if it worked, else what failed, in one line."""
         pip = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", source],
                              capture_output=True, text=True)
+        if pip.returncode == 0:
+            return None
         lines = [line.strip() for line in pip.stderr.splitlines() if line.strip()]
-        errors = [line for line in lines if line.startswith("ERROR:")] or lines or ["pip failed"]
-        return None if pip.returncode == 0 else errors[-1][:240]
+        signs = ("NewConnectionError", "Failed to connect", "ConnectTimeoutError", "ProxyError",
+                 "Temporary failure in name resolution")
+        if any(sign in line for line in lines for sign in signs):
+            return NO_CONNECTION + " (pip could not reach the server)"
+        errors = [line for line in lines if line.startswith(("ERROR:", "\\u00d7"))]
+        return (errors or lines or ["pip failed"])[-1][:240]
 
     class InstallFailed(Exception):
         def _render_traceback_(self):  # IPython shows this message and no traceback
@@ -57,13 +66,16 @@ if "google.colab" in sys.modules:
     if from_pypi:
         from_repository = pip_install("{archive}")
         if from_repository:
+            offline = (from_pypi.startswith(NO_CONNECTION)
+                       and from_repository.startswith(NO_CONNECTION))
             raise InstallFailed(
                 "minitape {version} is not installed.\\n"
                 "From PyPI: " + from_pypi + "\\n"
                 "From {repository} (tag v{version}): " + from_repository + "\\n"
-                "Next: if both lines mention a connection, run Runtime > Disconnect and delete "
-                "runtime, then this cell again. Otherwise open the notebook on Binder, which "
-                "installs minitape from the repository: {binder}")'''
+                "Next: " + ("this runtime reached neither server. Run Runtime > Disconnect and "
+                            "delete runtime, then run this cell again." if offline else
+                            "open the course on Binder, which installs minitape from the "
+                            "repository itself: {binder}"))'''
 
 LITE_TEMPLATE = '''\
 # JupyterLite (Python in your browser): install minitape {version}, bundled with this site, and

@@ -1,4 +1,5 @@
-"""Rewrite the line counts in the README's reading order from the files.
+"""Rewrite the line counts in the engine's reading order (docs/engine.md), and the
+core's total in the README, from the files.
 
     python -m tools.line_counts
 
@@ -18,16 +19,19 @@ def lines(path):
 
 
 def main():
-    readme = ROOT / "README.md"
-    text = readme.read_text(encoding="utf-8")
     row = re.compile(r"^\| `(minitape/[^`]*)` \| (\d+) \|", re.MULTILINE)
-    text = row.sub(lambda m: f"| `{m.group(1)}` | {lines(ROOT / m.group(1))} |", text)
-    core = sum(lines(ROOT / path) for path in row.findall(text)[:CORE_ROWS]
-               for path in [path[0]])
-    text = re.sub(r"(they add\s+up to )(\d+)( lines)", lambda m: f"{m.group(1)}{core}{m.group(3)}",
-                  text)
-    readme.write_text(text, encoding="utf-8")
-    print(f"README line counts rewritten; the core is {core} lines")
+    total = re.compile(r"(they add\s+up to )(\d+)( lines)")
+    engine = ROOT / "docs" / "engine.md"
+    text = row.sub(lambda m: f"| `{m.group(1)}` | {lines(ROOT / m.group(1))} |",
+                   engine.read_text(encoding="utf-8"))
+    core = sum(lines(ROOT / path) for path, _ in row.findall(text)[:CORE_ROWS])
+    for path in (engine, ROOT / "README.md"):  # the README's "Reading the engine" states the total
+        if path != engine:
+            text = path.read_text(encoding="utf-8")
+        path.write_text(total.sub(lambda m: f"{m.group(1)}{core}{m.group(3)}", text),
+                        encoding="utf-8")
+    print(f"docs/engine.md line counts and the README's core total rewritten; "
+          f"the core is {core} lines")
 
 
 if __name__ == "__main__":

@@ -3,7 +3,7 @@
 Each explorer is one call in a notebook and returns an `ipywidgets.interactive`
 (its `.result` is what the last move computed, so tests can check it headless):
 
-- `usage_count_explorer()` (notebook 00): run the backward walk of
+- `usage_count_explorer()` (notebook 00b): run the backward walk of
   `b = a + a; c = b + b + ...` with and without usage counts.
 - `recording_explorer()` (01): pause the tape around `y * y` or `x * x`, or
   reset it, and see which gradients become None.

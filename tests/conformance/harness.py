@@ -405,7 +405,8 @@ def readme_difference_rows(readme_path):
     rows, inside = [], False
     with open(readme_path, encoding="utf-8") as f:
         for line in f:
-            if line.startswith("### Where minitape differs from TensorFlow"):
+            if line.startswith("#") and \
+                    line.lstrip("#").strip() == "Where minitape differs from TensorFlow":
                 inside = True
                 continue
             if inside and line.startswith("#"):
