@@ -28,6 +28,7 @@ reshapes and broadcasts to the shape the value already has are dropped; a
 node whose inputs are all constants is computed once, here, through the
 ordinary op; nodes whose values reach no output and no assignment are dropped.
 """
+import collections
 import keyword
 import math
 import operator
@@ -38,7 +39,7 @@ import numpy as np
 from . import arguments, ops
 from .context import state
 from .graph import OPS, pack_outputs
-from .ops.elementwise import power
+from .ops.elementwise import power, unmoved_zeroed
 from .tensor import Tensor
 
 __all__ = ["compile_graph", "Program", "LINES"]
@@ -147,11 +148,19 @@ def assign_sub(variable, value):
         variable.dtype)
 
 
+def moved(t, term, factor=None):
+    """`term` with its NaN entries made 0 where `t` (or `factor`) is 0: the
+    ZeroWhereUnmoved mask of a product rule (`minitape.ops.elementwise.moved`).
+    Where `term` has no NaN (one sum tells) it is returned as it is."""
+    return unmoved_zeroed(term, term, t, factor)
+
+
 HELPERS = {"np": np, "matmul_rows": matmul_rows, "matmul_columns": matmul_columns,
            "sigmoid": sigmoid, "elu": elu, "softplus": softplus,
            "reduce_max": reduce_max, "reduce_min": reduce_min,
            "softmax": softmax, "solve": solve, "inv": inv, "scatter": scatter,
-           "assign": assign, "assign_add": assign_add, "assign_sub": assign_sub}
+           "assign": assign, "assign_add": assign_add, "assign_sub": assign_sub,
+           "moved": moved, "zero_where_unmoved": unmoved_zeroed}
 
 
 # --- one line per op type -----------------------------------------------------------
@@ -187,6 +196,8 @@ LINES = {
     "Min": "reduce_min({0}, {axis}, keepdims={keepdims})",
     "Prod": "np.prod({0}, {axis}, keepdims={keepdims})",
     "Einsum": "np.einsum({equation}, {inputs})",
+    # a rule's zero-times-inf mask (ops.elementwise.moved; see `moved` above)
+    "ZeroWhereUnmoved": "zero_where_unmoved({inputs})",
 }
 # The NumPy function each line above computes, for the elementwise ops: where
 # an op's forward (`ops/elementwise.py`, its `numpy_fn`) runs another function,
@@ -293,7 +304,7 @@ _OP_WORDS = {"AddV2": "add", "Sub": "sub", "Mul": "mul", "RealDiv": "div", "Neg"
              "MatMul": "matmul", "BroadcastTo": "broadcast", "StridedSlice": "slice",
              "StridedSliceGrad": "scatter", "ConcatV2": "concat", "Pack": "stack",
              "PadV2": "pad", "SelectV2": "where", "MatrixInverse": "inv",
-             "MatrixSolve": "solve"}
+             "MatrixSolve": "solve", "ZeroWhereUnmoved": "masked"}
 
 
 class _Names:
@@ -476,6 +487,8 @@ def compile_graph(graph, input_names=None, shapes=None, name=None):
             constants[node.first] = np.ones(out_shapes[0], in_dtypes[0])
             continue
         same = _unchanged_operand(node, known, in_shapes, out_shapes[0] if out_shapes else None)
+        if node.op == "ZeroWhereUnmoved" and len(ins) == 3 and _same_value(ins[1], ins[2], expr):
+            same = 0  # the term is t itself (its partial derivative was 1): never NaN at t = 0
         if same is not None:  # x * 1, x ** 1: the line would copy x
             _alias(node.first, ins[same], expr, constants, adjoint, read)
             continue
@@ -488,6 +501,9 @@ def compile_graph(graph, input_names=None, shapes=None, name=None):
             word = identifier(getattr(forward, "__name__", "forward"), "forward")
             template = f"{{{word}}}(" + ", ".join(f"{{{k}}}" for k in range(len(ins))) + ")"
             attrs = {word: forward}
+        if node.op == "ZeroWhereUnmoved" and ins[0].kind == ins[1].kind == "t" \
+                and ins[0].x == ins[1].x:  # moved(t, term[, factor]), as the rules write it
+            template = "moved({2}, {1}" + (", {3})" if len(ins) == 4 else ")")
         if node.op == "SelectV2" and _is_mask_product(known, in_shapes, out_shapes[0]):
             template = "{1} * {0}"  # where(mask, c, 0) for a constant c >= 0: c * mask
         args = [read(r) for r in ins]
@@ -529,6 +545,7 @@ def compile_graph(graph, input_names=None, shapes=None, name=None):
     for r in _flat_refs(graph.outputs):
         flat.append(read(r))
     header, lines = _drop_unused(header, lines, flat)
+    lines, flat = _masks_in_place(lines, flat)
     source = (f"def {fname}({', '.join(params)}):\n" + "\n".join(header + lines)
               + ("\n" if header or lines else "")
               + f"    return ({', '.join(flat)}{',' if len(flat) == 1 else ''})\n")
@@ -553,6 +570,46 @@ def _drop_unused(header, lines, returned):
         kept.append(line)
     kept.reverse()
     return [h for h in header if h.split()[1].rstrip(":") in used], kept
+
+
+_MOVED = re.compile(r"    (\w+) = moved\((\w+), (\w+)(, \w+)?\)  # .*")
+
+
+def _masks_in_place(lines, returned):
+    """Each mask `m = moved(t, term)` of a product that nothing else uses is
+    written into the product's own line (`grad_mul = moved(t, t * y)`), so
+    masks add no lines; `t` must be ready by then, and `m` is renamed."""
+    code = [line.split("  #", 1)[0] for line in lines]
+    defined, uses = {}, collections.Counter(returned)
+    for k, text in enumerate(code):
+        target, is_line, _ = text.strip().partition(" = ")
+        if is_line and "," not in target:
+            defined[target] = k
+        uses.update(_NAME.findall(text))
+    rename, gone = {}, set()
+    for j, line in enumerate(lines):
+        match = _MOVED.fullmatch(line)
+        if match is None:
+            continue
+        masked, t, term, factor = match.groups()
+        i = defined.get(term)
+        if i is None or uses[term] != 2 or _MOVED.fullmatch(lines[i]) or any(
+                defined.get(name, -1) >= i for name in (t, (factor or ", " + t)[2:])):
+            continue
+        text, comment = lines[i].split("  # ", 1)
+        product = text.partition(" = ")[2]
+        lines[i] = f"    {term} = moved({t}, {product}{factor or ''})  # {comment}, masked"
+        gone.add(j)
+        rename[masked] = term
+    if not rename:
+        return lines, returned
+    names = re.compile(r"\b(" + "|".join(map(re.escape, rename)) + r")\b")
+    out = []
+    for k, line in enumerate(lines):
+        if k not in gone:
+            text, sep, comment = line.partition("  #")
+            out.append(names.sub(lambda m: rename[m.group(1)], text) + sep + comment)
+    return out, [rename.get(r, r) for r in returned]
 
 
 def _alias(number, ref, expr, constants, adjoint, read):
@@ -590,6 +647,8 @@ def _unchanged_operand(node, known, in_shapes, out_shape):
                 return k
     if node.op == "Pow" and _ones(known[1]) and tuple(in_shapes[0]) == tuple(out_shape):
         return 0
+    if node.op == "ZeroWhereUnmoved" and _never_masks(known, in_shapes, out_shape):
+        return 0
     if node.op == "SelectV2" and known[0] is not None and np.asarray(known[0]).size:
         # where(c, x, y) with a constant c all True (all False) is x (y): a
         # gradient rule's zero-upstream mask against a seed of ones
@@ -598,6 +657,23 @@ def _unchanged_operand(node, known, in_shapes, out_shape):
         if pick is not None and tuple(in_shapes[pick]) == tuple(out_shape):
             return pick
     return None
+
+
+def _same_value(a, b, expr):
+    """Whether two node inputs name one computed value."""
+    return a.kind == b.kind == "t" and a.x in expr and expr[a.x] == expr.get(b.x)
+
+
+def _never_masks(known, in_shapes, out_shape):
+    """Whether a ZeroWhereUnmoved mask (x, term, t[, factor]) is x at every call:
+    its term is a constant without NaN, or its t (and factor) constants
+    without a zero (a gradient's seed of ones), so nothing can be masked."""
+    x, term, *unmoved = known
+    if tuple(in_shapes[0]) != tuple(out_shape):
+        return False
+    if term is not None and np.asarray(term).dtype.kind in "fc":
+        return not np.isnan(term).any()
+    return all(v is not None and np.all(np.asarray(v) != 0) for v in unmoved)
 
 
 def _is_mask_product(known, in_shapes, out_shape):
