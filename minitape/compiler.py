@@ -29,6 +29,7 @@ node whose inputs are all constants is computed once, here, through the
 ordinary op; nodes whose values reach no output and no assignment are dropped.
 """
 import collections
+import functools
 import keyword
 import math
 import operator
@@ -40,6 +41,7 @@ from . import arguments, ops
 from .context import state
 from .graph import OPS, pack_outputs
 from .ops.elementwise import power, unmoved_zeroed
+from .ops.unmoved_products import all_finite, unmoved_kernel
 from .tensor import Tensor
 
 __all__ = ["compile_graph", "Program", "LINES"]
@@ -155,12 +157,21 @@ def moved(t, term, factor=None):
     return unmoved_zeroed(term, term, t, factor)
 
 
+class MasksNeeded(Exception):
+    """A check_finite line found an inf or NaN: this call needs the masks."""
+
+
+def check_finite(*values):
+    if not all_finite(*values):
+        raise MasksNeeded
+
+
 HELPERS = {"np": np, "matmul_rows": matmul_rows, "matmul_columns": matmul_columns,
            "sigmoid": sigmoid, "elu": elu, "softplus": softplus,
            "reduce_max": reduce_max, "reduce_min": reduce_min,
            "softmax": softmax, "solve": solve, "inv": inv, "scatter": scatter,
            "assign": assign, "assign_add": assign_add, "assign_sub": assign_sub,
-           "moved": moved, "zero_where_unmoved": unmoved_zeroed}
+           "moved": moved, "zero_where_unmoved": unmoved_zeroed, "all_finite": all_finite, "check_finite": check_finite}
 
 
 # --- one line per op type -----------------------------------------------------------
@@ -198,6 +209,8 @@ LINES = {
     "Einsum": "np.einsum({equation}, {inputs})",
     # a rule's zero-times-inf mask (ops.elementwise.moved; see `moved` above)
     "ZeroWhereUnmoved": "zero_where_unmoved({inputs})",
+    # matmul's and einsum's masks (ops/unmoved_products.py), the attributes bound
+    "UnmovedEinsum": "{unmoved}({inputs})", "AllFinite": "all_finite({inputs})",
 }
 # The NumPy function each line above computes, for the elementwise ops: where
 # an op's forward (`ops/elementwise.py`, its `numpy_fn`) runs another function,
@@ -273,6 +286,9 @@ def _attributes(node, shapes, in_dtypes):
         return {"index": a["index"], "shape": tuple(shapes[0][nb:]), "batch_ndim": nb}
     if op == "MatrixSolve":
         return {"adjoint": bool(a["adjoint"])}
+    if op == "UnmovedEinsum":
+        return {"unmoved": functools.partial(unmoved_kernel, a["mode"], a["equation"],
+                                             a["factors"], tuple(a["masks"]))}
     names = {"Softmax": ("axis",), "Transpose": ("perm",), "ConcatV2": ("axis",),
              "Pack": ("axis",), "StridedSlice": ("index",), "Einsum": ("equation",)}
     return {k: a[k] for k in names.get(op, ())}
@@ -304,7 +320,8 @@ _OP_WORDS = {"AddV2": "add", "Sub": "sub", "Mul": "mul", "RealDiv": "div", "Neg"
              "MatMul": "matmul", "BroadcastTo": "broadcast", "StridedSlice": "slice",
              "StridedSliceGrad": "scatter", "ConcatV2": "concat", "Pack": "stack",
              "PadV2": "pad", "SelectV2": "where", "MatrixInverse": "inv",
-             "MatrixSolve": "solve", "ZeroWhereUnmoved": "masked"}
+             "MatrixSolve": "solve", "ZeroWhereUnmoved": "masked",
+             "UnmovedEinsum": "masked", "AllFinite": "finite"}
 
 
 class _Names:
@@ -330,14 +347,30 @@ class _Names:
 
 class Program:
     """A graph compiled for one set of input shapes: `run(arrays)` returns the
-    flat output values (NumPy), `source` is the text that was compiled."""
+    flat output values (NumPy), `source` is the text that was compiled.
+    `fallback` makes the program with matmul's and einsum's masks written out
+    (compile_graph's `masks`), which runs a call whose checks fail, after the
+    variables the program assigns get their values back."""
 
-    def __init__(self, source, fn, outputs):
+    def __init__(self, source, fn, outputs, fallback=None, assigned=()):
         self.source, self.fn, self.outputs = source, fn, outputs
+        self.fallback, self.assigned, self.masked = fallback, assigned, None
 
     def __call__(self, arrays):
         """The outputs, as Tensors in the graph's output structure."""
-        values = iter(self.fn(*arrays))
+        if self.fallback is None:
+            values = self.fn(*arrays)
+        else:
+            before = [v._value for v in self.assigned]
+            try:
+                values = self.fn(*arrays)
+            except MasksNeeded:
+                for v, value in zip(self.assigned, before):
+                    v._value = value
+                if self.masked is None:
+                    self.masked = self.fallback()
+                values = self.masked.fn(*arrays)
+        values = iter(values)
         return pack_outputs(self.outputs, lambda ref: Tensor(next(values)))
 
     def __repr__(self):
@@ -357,12 +390,19 @@ def _is_seed(value):
     return v.ndim >= 1 and np.all(v.reshape(v.shape[0], -1).sum(axis=1) == 1)
 
 
-def compile_graph(graph, input_names=None, shapes=None, name=None):
+def compile_graph(graph, input_names=None, shapes=None, name=None, masks=False):
     """Write and compile the program of `graph`.
 
     `input_names` name the graph's inputs (the Python parameters), `shapes` are
     the concrete output shapes of each node (default: the traced ones; a
     shape-polymorphic graph passes them for the call's sizes).
+
+    matmul's and einsum's masks (`ops/unmoved_products.py`): unless `masks`,
+    the program assumes that their AllFinite checks pass, so each mask is the
+    plain product (or zeros, or the value it guards) and the values only the
+    masks would read are not computed; each check is a line
+    `check_finite(...)` that raises MasksNeeded where it fails, and the
+    Program then runs the program written with `masks=True` instead.
     """
     from_graph = shapes is None
     shapes = shapes or [[s.shape for s in node.outputs] for node in graph.nodes]
@@ -421,6 +461,8 @@ def compile_graph(graph, input_names=None, shapes=None, name=None):
         if node.op == "AssignVariableOp" or any(o in live_values for o in outs):
             live_nodes[i] = True
             refs = node.inputs if node.op != "IdentityN" else node.attrs["forward"]
+            if node.op == "UnmovedEinsum" and not masks:  # the check, and what it guards
+                refs = refs[:1] + (refs[1:2] if node.attrs["mode"] != "if_masked" else [])
             for r in refs:
                 if r.kind == "t":
                     live_values.add(r.x)
@@ -477,6 +519,18 @@ def compile_graph(graph, input_names=None, shapes=None, name=None):
             else None
         if folded is not None:  # computed once, here
             constants[node.first] = folded
+            continue
+        if node.op == "AllFinite" and not masks:  # assumed to hold; checked (see Program)
+            check = f"    check_finite({', '.join(read(r) for r in ins)})  # AllFinite"
+            if check not in lines:
+                lines.append(check)
+            constants[node.first] = np.array(True)
+            continue
+        if node.op == "UnmovedEinsum" and not masks and _is_true(ins[0], constants):
+            if node.attrs["mode"] == "if_masked":
+                constants[node.first] = np.zeros(out_shapes[0], node.outputs[0].dtype)
+            else:  # select's z, if_plain's operand
+                _alias(node.first, ins[1], expr, constants, adjoint, read)
             continue
         in_dtypes = [_spec(r, specs)[1] for r in ins]
         in_shapes = [_spec(r, specs)[0] for r in ins]
@@ -551,7 +605,14 @@ def compile_graph(graph, input_names=None, shapes=None, name=None):
               + f"    return ({', '.join(flat)}{',' if len(flat) == 1 else ''})\n")
     code = compile(source, f"<minitape compiled {fname}>", "exec")
     exec(code, namespace)
-    return Program(source, namespace[fname], graph.outputs)
+    fallback = None
+    if any(line.lstrip().startswith("check_finite(") for line in lines):
+        def fallback():
+            return compile_graph(graph, input_names, None if from_graph else shapes, name,
+                                 masks=True)
+    assigned = [node.attrs["variable"] for node in graph.nodes
+                if node.op == "AssignVariableOp"]
+    return Program(source, namespace[fname], graph.outputs, fallback, assigned)
 
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -657,6 +718,12 @@ def _unchanged_operand(node, known, in_shapes, out_shape):
         if pick is not None and tuple(in_shapes[pick]) == tuple(out_shape):
             return pick
     return None
+
+
+def _is_true(ref, constants):
+    """Whether a node input is the constant True (an AllFinite check)."""
+    value = constants.get(ref.x) if ref.kind == "t" else ref.x if ref.kind == "c" else None
+    return value is not None and np.asarray(value).dtype == np.bool_ and bool(np.all(value))
 
 
 def _same_value(a, b, expr):

@@ -247,3 +247,134 @@ def test_the_mask_op_refuses_bad_inputs():
         mt.ops.elementwise.zero_where_unmoved(c([1.0]), c([1.0]), mt.constant([1]))
     with pytest.raises(ValueError, match="zero_where_unmoved: shapes"):
         mt.ops.elementwise.zero_where_unmoved(c([1.0]), c([1.0, 2.0]), c([1.0]))
+
+
+# --- matmul and einsum: the masks of a sum of products (ops/unmoved_products.py) ---
+
+def test_matmul_jacobian_zero_seed_rows_meet_inf():
+    # d(a @ b)_ij / d a_kl = [i == k] b_lj: 0 where i != k, even where b is inf
+    def f(a, b):
+        a, b = mt.reshape(a, [2, 2]), mt.reshape(b, [2, 2])
+        with mt.GradientTape() as tape:
+            tape.watch(a)
+            y = mt.matmul(a, b)
+        return mt.reshape(tape.jacobian(y, a), [-1])
+
+    def expected(b):
+        b = np.reshape(b, (2, 2))
+        same = np.eye(2, dtype=bool)[:, None, :, None]   # [i == k], axes i, j, k, l
+        return np.where(same, b.T[None, :, None, :], 0.0).ravel()
+    check(f, [(([1, 2, 3, 4], [1, 2, 2, 3]), expected([1, 2, 2, 3])),
+              (([1, 2, 3, 4], [1, 2, inf, 3]), expected([1, 2, inf, 3]))])
+
+
+def test_matmul_jvp_zero_tangent_meets_inf():
+    def f(a, b):
+        a, b = mt.reshape(a, [2, 2]), mt.reshape(b, [2, 2])
+        with mt.autodiff.ForwardAccumulator(a, c([[1, 0], [0, 0]])) as acc:
+            y = mt.matmul(a, b)
+        return mt.reshape(acc.jvp(y), [-1])
+    check(f, [(([1, 2, 3, 4], [1, 2, 2, 3]), [1, 2, 0, 0]),
+              (([1, 2, 3, 4], [1, 2, inf, 3]), [1, 2, 0, 0])])
+
+
+def test_einsum_jacobian_zero_seed_rows_meet_inf():
+    def f(m, x):
+        m = mt.reshape(m, [2, 2])
+        with mt.GradientTape() as tape:
+            tape.watch(x)
+            y = mt.einsum("ij,j->i", m, x)
+        return mt.reshape(tape.jacobian(y, x), [-1])
+    check(f, [(([1, 0, 0, 2], [2, 3]), [1, 0, 0, 2]),
+              (([1, 0, 0, inf], [2, 3]), [1, 0, 0, inf])])
+
+
+def test_hessian_through_masked_matmul_gradients():
+    # f(x) = x . (C x): the Hessian is C + C^T, inf where C is, 0 where neither is
+    def f(m, x):
+        m = mt.reshape(m, [2, 2])
+        with mt.GradientTape() as outer:
+            outer.watch(x)
+            with mt.GradientTape() as inner:
+                inner.watch(x)
+                y = mt.reduce_sum(x * mt.reshape(mt.matmul(m, mt.reshape(x, [2, 1])), [2]))
+            g = inner.gradient(y, x)
+        return mt.reshape(outer.jacobian(g, x), [-1])
+    check(f, [(([1, 0, 0, 2], [1, 2]), [2, 0, 0, 4]),
+              (([1, 0, 0, inf], [1, 2]), [2, 0, 0, inf]),
+              (([1, inf, 0, 1], [1, 2]), [2, inf, inf, 2])])
+
+
+def test_second_derivatives_through_the_masked_contraction():
+    """Where the masks are used (a NaN product), the second derivatives flow
+    through the masked contraction and its gradient: eagerly and in every
+    traced way alike, and each entry apart from the inf."""
+    def f(a, b):
+        a, b = mt.reshape(a, [2, 2]), mt.reshape(b, [2, 2])
+        with mt.GradientTape() as outer:
+            outer.watch(a)
+            with mt.GradientTape() as inner:
+                inner.watch(a)
+                y = mt.matmul(a, b)
+            jac = inner.jacobian(y, a)          # masked: zero seed rows meet inf
+            s = mt.reduce_sum(jac * mt.reshape(a, [1, 1, 2, 2]))
+        return mt.reshape(outer.gradient(s, a), [-1])
+    # s = sum_ijkl [i == k] b_lj a_kl, so ds/da_kl = sum_j b_lj (row sums of b)
+    check(f, [(([1, 2, 3, 4], [1, 2, 2, 3]), [3, 5, 3, 5]),
+              (([1, 2, 3, 4], [1, 2, inf, 3]), [3, inf, 3, inf])])
+
+
+def test_masked_contraction_in_slices_is_the_same(monkeypatch):
+    from minitape.ops import unmoved_products
+    rng = np.random.default_rng(0)
+    g = rng.choice([0.0, 1.0, -2.0], (3, 4, 5))
+    b = rng.normal(size=(5, 6))
+    b[1, 2] = inf
+    b[3, 0] = nan
+    whole = unmoved_products._masked_contraction("ijk,kl->jl", 2, (0,), [g, b])
+    monkeypatch.setattr(unmoved_products, "_SLICE", 7)
+    sliced = unmoved_products._masked_contraction("ijk,kl->jl", 2, (0,), [g, b])
+    np.testing.assert_allclose(sliced, whole, rtol=1e-12, equal_nan=True)
+    terms = np.einsum("ijk,kl->ijkl", g, b)
+    terms[np.isnan(terms) & (g == 0)[..., None]] = 0
+    np.testing.assert_allclose(whole, terms.sum(axis=(0, 2)), rtol=1e-12, equal_nan=True)
+
+
+def test_compiled_matmul_masks_are_checks_with_a_masked_program_behind():
+    """The compiled program assumes the factors a mask could meet are finite
+    (a `check_finite` line, the masks themselves gone); a call where they are
+    not runs the program with the masks, after undoing the assignments."""
+    v = mt.Variable(np.float64(0.0))
+
+    @mt.function(jit_compile=True)
+    def f(a, b):
+        v.assign_add(1.0)
+        a, b = mt.reshape(a, [2, 2]), mt.reshape(b, [2, 2])
+        with mt.GradientTape() as tape:
+            tape.watch(a)
+            y = mt.matmul(a, b) * v
+        return mt.reshape(tape.jacobian(y, a), [-1])
+
+    source = f.experimental_get_compiler_ir(c([1, 2, 3, 4]), c([1, 2, 2, 3]))()
+    assert "check_finite(" in source and "unmoved" not in source, source
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        first = f(c([1, 2, 3, 4]), c([1, 2, 2, 3])).numpy()
+        second = f(c([1, 2, 3, 4]), c([1, 2, inf, 3])).numpy()
+    assert float(v.numpy()) == 2.0   # each call assigned once
+    # d(a @ b * v)_ij / d a_kl = [i == k] b_lj v, with v = 1 and then 2
+    np.testing.assert_array_equal(first, [1, 2, 0, 0, 2, 3, 0, 0, 0, 0, 1, 2, 0, 0, 2, 3])
+    np.testing.assert_array_equal(   # masked: 0 where i != k, not NaN
+        second, [2, inf, 0, 0, 4, 6, 0, 0, 0, 0, 2, inf, 0, 0, 4, 6])
+
+
+def test_forward_mode_from_a_gradient_rule_is_not_masked():
+    """recompute_grad's JVP comes from its gradient at an upstream of zeros
+    (tangents.jvp_from_gradient): those zeros stand for any direction, so no
+    mask may fire there. sqrt's slope at 0 is inf, as sqrt's own JVP gives
+    (it used to come out 0 eagerly)."""
+    def f(x):
+        with mt.autodiff.ForwardAccumulator(x, mt.ones_like(x)) as acc:
+            y = mt.recompute_grad(lambda z: mt.sqrt(z) * 2.0)(x)
+        return acc.jvp(y)
+    check(f, [(([4, 1],), [0.5, 1]), (([0, 4],), [inf, 0.5])])

@@ -119,9 +119,10 @@ def moved(t, term, factor=None, times=None, over=None):
     v = term._value
     total = v.sum() if v.ndim else v[()]  # NaN if any entry is (one cheap check)
     trace = _trace()
-    if trace is None:
-        return term if total == total else zero_where_unmoved(term, term, t, factor)
-    if _never_masks(trace.same_at_every_call, t, term, factor, times, over):
+    if trace is None and total == total or not masks_apply():
+        return term
+    if trace is not None and _never_masks(trace.same_at_every_call, t, term, factor,
+                                          times, over):
         return term
     return zero_where_unmoved(term, term, t, factor)
 
@@ -132,6 +133,14 @@ def _trace():
     tapes = state.tapes
     first = tapes[0] if tapes else None
     return first if getattr(first, "_keeps_masks", False) else None
+
+
+def masks_apply():
+    """False while a recorder marked `_unmasked` records: forward mode from a
+    gradient rule (`tangents.jvp_from_gradient`) runs the rule on an upstream
+    gradient of zeros that stands for any direction, not for one that does
+    not move, so no mask may fire there."""
+    return not any(getattr(r, "_unmasked", False) for r in state.tapes)
 
 
 def _never_masks(fixed, t, term, factor, times, over):
