@@ -27,8 +27,11 @@ aliases (IdentityN's outputs are the forward values of its custom gradient);
 reshapes and broadcasts to the shape the value already has are dropped; a
 node whose inputs are all constants is computed once, here, through the
 ordinary op; nodes whose values reach no output and no assignment are dropped.
+
+The rules' zero-times-inf masks have their own module, `program_masks.py`: a
+product rule's mask goes into the product's line, and matmul's and einsum's
+are checks, behind which a Program keeps the program with the masks.
 """
-import collections
 import functools
 import keyword
 import math
@@ -42,6 +45,8 @@ from .context import state
 from .graph import OPS, pack_outputs
 from .ops.elementwise import power, unmoved_zeroed
 from .ops.unmoved_products import all_finite, unmoved_kernel
+from .program_masks import (MasksNeeded, check_finite, is_true, mask_is_idle, masks_in_place,
+                            moved, same_value)
 from .tensor import Tensor
 
 __all__ = ["compile_graph", "Program", "LINES"]
@@ -150,28 +155,13 @@ def assign_sub(variable, value):
         variable.dtype)
 
 
-def moved(t, term, factor=None):
-    """`term` with its NaN entries made 0 where `t` (or `factor`) is 0: the
-    ZeroWhereUnmoved mask of a product rule (`minitape.ops.elementwise.moved`).
-    Where `term` has no NaN (one sum tells) it is returned as it is."""
-    return unmoved_zeroed(term, term, t, factor)
-
-
-class MasksNeeded(Exception):
-    """A check_finite line found an inf or NaN: this call needs the masks."""
-
-
-def check_finite(*values):
-    if not all_finite(*values):
-        raise MasksNeeded
-
-
 HELPERS = {"np": np, "matmul_rows": matmul_rows, "matmul_columns": matmul_columns,
            "sigmoid": sigmoid, "elu": elu, "softplus": softplus,
            "reduce_max": reduce_max, "reduce_min": reduce_min,
            "softmax": softmax, "solve": solve, "inv": inv, "scatter": scatter,
            "assign": assign, "assign_add": assign_add, "assign_sub": assign_sub,
-           "moved": moved, "zero_where_unmoved": unmoved_zeroed, "all_finite": all_finite, "check_finite": check_finite}
+           "moved": moved, "zero_where_unmoved": unmoved_zeroed, "all_finite": all_finite,
+           "check_finite": check_finite}
 
 
 # --- one line per op type -----------------------------------------------------------
@@ -526,7 +516,7 @@ def compile_graph(graph, input_names=None, shapes=None, name=None, masks=False):
                 lines.append(check)
             constants[node.first] = np.array(True)
             continue
-        if node.op == "UnmovedEinsum" and not masks and _is_true(ins[0], constants):
+        if node.op == "UnmovedEinsum" and not masks and is_true(ins[0], constants):
             if node.attrs["mode"] == "if_masked":
                 constants[node.first] = np.zeros(out_shapes[0], node.outputs[0].dtype)
             else:  # select's z, if_plain's operand
@@ -541,7 +531,7 @@ def compile_graph(graph, input_names=None, shapes=None, name=None, masks=False):
             constants[node.first] = np.ones(out_shapes[0], in_dtypes[0])
             continue
         same = _unchanged_operand(node, known, in_shapes, out_shapes[0] if out_shapes else None)
-        if node.op == "ZeroWhereUnmoved" and len(ins) == 3 and _same_value(ins[1], ins[2], expr):
+        if node.op == "ZeroWhereUnmoved" and len(ins) == 3 and same_value(ins[1], ins[2], expr):
             same = 0  # the term is t itself (its partial derivative was 1): never NaN at t = 0
         if same is not None:  # x * 1, x ** 1: the line would copy x
             _alias(node.first, ins[same], expr, constants, adjoint, read)
@@ -599,7 +589,7 @@ def compile_graph(graph, input_names=None, shapes=None, name=None, masks=False):
     for r in _flat_refs(graph.outputs):
         flat.append(read(r))
     header, lines = _drop_unused(header, lines, flat)
-    lines, flat = _masks_in_place(lines, flat)
+    lines, flat = masks_in_place(lines, flat)
     source = (f"def {fname}({', '.join(params)}):\n" + "\n".join(header + lines)
               + ("\n" if header or lines else "")
               + f"    return ({', '.join(flat)}{',' if len(flat) == 1 else ''})\n")
@@ -631,46 +621,6 @@ def _drop_unused(header, lines, returned):
         kept.append(line)
     kept.reverse()
     return [h for h in header if h.split()[1].rstrip(":") in used], kept
-
-
-_MOVED = re.compile(r"    (\w+) = moved\((\w+), (\w+)(, \w+)?\)  # .*")
-
-
-def _masks_in_place(lines, returned):
-    """Each mask `m = moved(t, term)` of a product that nothing else uses is
-    written into the product's own line (`grad_mul = moved(t, t * y)`), so
-    masks add no lines; `t` must be ready by then, and `m` is renamed."""
-    code = [line.split("  #", 1)[0] for line in lines]
-    defined, uses = {}, collections.Counter(returned)
-    for k, text in enumerate(code):
-        target, is_line, _ = text.strip().partition(" = ")
-        if is_line and "," not in target:
-            defined[target] = k
-        uses.update(_NAME.findall(text))
-    rename, gone = {}, set()
-    for j, line in enumerate(lines):
-        match = _MOVED.fullmatch(line)
-        if match is None:
-            continue
-        masked, t, term, factor = match.groups()
-        i = defined.get(term)
-        if i is None or uses[term] != 2 or _MOVED.fullmatch(lines[i]) or any(
-                defined.get(name, -1) >= i for name in (t, (factor or ", " + t)[2:])):
-            continue
-        text, comment = lines[i].split("  # ", 1)
-        product = text.partition(" = ")[2]
-        lines[i] = f"    {term} = moved({t}, {product}{factor or ''})  # {comment}, masked"
-        gone.add(j)
-        rename[masked] = term
-    if not rename:
-        return lines, returned
-    names = re.compile(r"\b(" + "|".join(map(re.escape, rename)) + r")\b")
-    out = []
-    for k, line in enumerate(lines):
-        if k not in gone:
-            text, sep, comment = line.partition("  #")
-            out.append(names.sub(lambda m: rename[m.group(1)], text) + sep + comment)
-    return out, [rename.get(r, r) for r in returned]
 
 
 def _alias(number, ref, expr, constants, adjoint, read):
@@ -708,7 +658,7 @@ def _unchanged_operand(node, known, in_shapes, out_shape):
                 return k
     if node.op == "Pow" and _ones(known[1]) and tuple(in_shapes[0]) == tuple(out_shape):
         return 0
-    if node.op == "ZeroWhereUnmoved" and _never_masks(known, in_shapes, out_shape):
+    if node.op == "ZeroWhereUnmoved" and mask_is_idle(known, in_shapes, out_shape):
         return 0
     if node.op == "SelectV2" and known[0] is not None and np.asarray(known[0]).size:
         # where(c, x, y) with a constant c all True (all False) is x (y): a
@@ -718,29 +668,6 @@ def _unchanged_operand(node, known, in_shapes, out_shape):
         if pick is not None and tuple(in_shapes[pick]) == tuple(out_shape):
             return pick
     return None
-
-
-def _is_true(ref, constants):
-    """Whether a node input is the constant True (an AllFinite check)."""
-    value = constants.get(ref.x) if ref.kind == "t" else ref.x if ref.kind == "c" else None
-    return value is not None and np.asarray(value).dtype == np.bool_ and bool(np.all(value))
-
-
-def _same_value(a, b, expr):
-    """Whether two node inputs name one computed value."""
-    return a.kind == b.kind == "t" and a.x in expr and expr[a.x] == expr.get(b.x)
-
-
-def _never_masks(known, in_shapes, out_shape):
-    """Whether a ZeroWhereUnmoved mask (x, term, t[, factor]) is x at every call:
-    its term is a constant without NaN, or its t (and factor) constants
-    without a zero (a gradient's seed of ones), so nothing can be masked."""
-    x, term, *unmoved = known
-    if tuple(in_shapes[0]) != tuple(out_shape):
-        return False
-    if term is not None and np.asarray(term).dtype.kind in "fc":
-        return not np.isnan(term).any()
-    return all(v is not None and np.all(np.asarray(v) != 0) for v in unmoved)
 
 
 def _is_mask_product(known, in_shapes, out_shape):

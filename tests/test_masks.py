@@ -378,3 +378,23 @@ def test_forward_mode_from_a_gradient_rule_is_not_masked():
             y = mt.recompute_grad(lambda z: mt.sqrt(z) * 2.0)(x)
         return acc.jvp(y)
     check(f, [(([4, 1],), [0.5, 1]), (([0, 4],), [inf, 0.5])])
+
+
+def test_masked_products_over_an_empty_dimension():
+    """A letter of size 1 against one of size 0 has size 0 (it used to be 1 in
+    the gradient of the mask, and tracing a Hessian through matmul failed)."""
+    def f(a, b):
+        with mt.GradientTape() as outer:
+            outer.watch(a)
+            with mt.GradientTape() as inner:
+                inner.watch(a)
+                y = mt.reduce_sum(mt.matmul(mt.matmul(a, b, transpose_b=True), a))
+            g = inner.gradient(y, a)
+        return outer.jacobian(g, a)
+    for n in (0, 2):
+        a, b = c(np.ones((n, 2))), c(np.full((n, 2), inf))
+        for way, g in ways(f, 2).items():
+            if way != "any shape":
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", RuntimeWarning)
+                    assert g(a, b).shape == (n, 2, n, 2), way

@@ -116,15 +116,23 @@ def moved(t, term, factor=None, times=None, over=None):
     finite (`over` with no 0 and no NaN), as in `x * 2.0` or `x / 3.0`."""
     if t is None:
         return term
-    v = term._value
-    total = v.sum() if v.ndim else v[()]  # NaN if any entry is (one cheap check)
     trace = _trace()
-    if trace is None and total == total or not masks_apply():
+    if trace is None and not has_nan(term._value) or not masks_apply():
         return term
     if trace is not None and _never_masks(trace.same_at_every_call, t, term, factor,
                                           times, over):
         return term
     return zero_where_unmoved(term, term, t, factor)
+
+
+_total = np.add.reduce  # the sum of all entries, without ndarray.sum's Python wrapper
+
+
+def has_nan(v):
+    """Whether the NumPy value v may have a NaN entry: its sum is NaN if one
+    is (and if inf meets -inf, for which the masks run and change nothing)."""
+    total = _total(v, None)
+    return total != total
 
 
 def _trace():
@@ -169,8 +177,7 @@ def unmoved_zeroed(x, term, t, factor=None):
     """The NumPy kernel of `zero_where_unmoved` (compiled programs call it
     too): `x` itself when `term` has no NaN, else a copy with 0 where `term`
     is NaN and `t` (or `factor`) is 0."""
-    total = term.sum() if term.ndim else term[()]
-    if total == total:
+    if not has_nan(term):
         return x
     unmoved = t == 0
     if factor is not None:

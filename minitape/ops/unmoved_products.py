@@ -31,6 +31,7 @@ z gets the upstream gradient where the check passed (if_plain). So it
 differentiates to any order, eagerly, traced and compiled, and each call's
 values decide.
 """
+import cmath
 import functools
 import string
 
@@ -56,9 +57,9 @@ def _trace():
 
 
 def all_finite(*values):
-    """Whether every entry of the NumPy values is finite (one sum each: a sum
-    of finite numbers can overflow to inf, and then the masks run for nothing)."""
-    return all(bool(np.isfinite(v.sum() if v.ndim else v[()])) for v in values)
+    """Whether every entry of the NumPy values is finite: one sum each is (a sum
+    of finite numbers may overflow to inf, and then the masks run for nothing)."""
+    return all(cmath.isfinite(np.add.reduce(v, None)) for v in values)
 
 
 def _all_finite_op(*xs, name=None):
@@ -107,6 +108,11 @@ def parse(equation, shapes, factors, masks, mode, z_shape=None):
     return ins, out, sizes
 
 
+def _broadcast(sizes):
+    """The size that sizes broadcast to (1 gives way, also to 0)."""
+    return next((n for n in sizes if n != 1), 1)
+
+
 def _aligned(ins, values, letters):
     """Each operand laid out over all the letters (a repeated letter: its
     diagonal; a missing letter: size 1), so they multiply by broadcasting."""
@@ -128,7 +134,7 @@ def _masked_contraction(equation, factors, masks, values):
     ins = lhs.split(",")
     letters = list(dict.fromkeys("".join(ins[:factors])))
     aligned = _aligned(ins, values, letters)
-    sizes = [max(x.shape[k] for x in aligned) for k in range(len(letters))]
+    sizes = [_broadcast([x.shape[k] for x in aligned]) for k in range(len(letters))]
     summed = tuple(k for k, c in enumerate(letters) if c not in out)
     kept = [c for c in letters if c in out]
     result = _contract(aligned, factors, masks, sizes, summed, 0)
@@ -170,7 +176,7 @@ def unmoved_kernel(mode, equation, factors, masks, finite, *values):
     sizes = {}
     for sub, x in zip(lhs.split(","), operands):
         for c, n in zip(sub, np.shape(x)):
-            sizes[c] = max(sizes.get(c, 1), n)
+            sizes[c] = _broadcast([sizes.get(c, 1), n])
     return np.zeros([sizes[c] for c in out], operands[0].dtype)
 
 

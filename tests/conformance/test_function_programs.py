@@ -17,8 +17,15 @@ A difference must be one of the README's rows, checked by undoing it:
 - "a zero tangent meeting an infinite partial derivative in forward mode":
   minitape differentiating as TensorFlow does (the masks of its product rules
   off, and zero tangents where TensorFlow has them) gives TensorFlow's answer;
+  TensorFlow's gradient of a tf.function call also sends zeros to the
+  outputs nobody differentiates, which meet the infinite partial derivatives
+  of the gradients computed inside: there TensorFlow's eager mode gives
+  minitape's answer;
 - "`recompute_grad` under `ForwardAccumulator`": TensorFlow raises
-  NotImplementedError for a program with a `recompute_grad` step (its JVP).
+  NotImplementedError for a program with a `recompute_grad` step (its JVP);
+- "`grad_pass_through` under `ForwardAccumulator` inside a function":
+  TensorFlow's tf.function gives f's own JVP where its eager mode (and
+  minitape, everywhere) passes the tangent through.
 TensorFlow 2.21 also fails on some programs minitape runs: its pfor (the
 Jacobian) of a matmul over an empty dimension raises InvalidArgumentError
 ("Inputs to operation loop_body/AddN/pfor/AddN ... must have the same size");
@@ -50,9 +57,10 @@ harness.quiet(tf)
 N_PROGRAMS = int(os.environ.get("MINITAPE_TF_PROGRAMS", "12"))
 MASKS_ROW = "a zero tangent meeting an infinite partial derivative in forward mode"
 RECOMPUTE_ROW = "`recompute_grad` under `ForwardAccumulator`"
+PASS_THROUGH_ROW = "`grad_pass_through` under `ForwardAccumulator` inside a function"
 TF_EMPTY_PFOR = "TensorFlow fails: pfor over an empty dimension"
 FIGURES = {"programs": 0, "calls": 0, "agree": 0, MASKS_ROW: 0, RECOMPUTE_ROW: 0,
-           TF_EMPTY_PFOR: 0}
+           PASS_THROUGH_ROW: 0, TF_EMPTY_PFOR: 0}
 
 
 class _Tolerance:
@@ -81,13 +89,15 @@ def _program(seed):
     return [str(s) for s in steps], calls
 
 
-def _results(m, steps, calls, jit=False):
-    """Each call's results in module m under m.function: [value and derivatives
-    (or what raised), the variables, and at call 1 the tapes around it]."""
+def _results(m, steps, calls, jit=False, eager=False):
+    """Each call's results in module m under m.function (or `eager`): [value
+    and derivatives (or what raised), the variables, and at call 1 the tapes
+    around it]."""
     w = m.Variable(np.float64(0.5), name="w")
     u = m.Variable(np.float64(-1.5), name="u")
-    f = m.function(programs.with_derivatives(m, programs.make_program(m, steps, w, u)),
-                   **({"jit_compile": True} if jit else {}))
+    f = programs.with_derivatives(m, programs.make_program(m, steps, w, u))
+    if not eager:
+        f = m.function(f, **({"jit_compile": True} if jit else {}))
     out = []
     for k, call in enumerate(calls):
         args = programs.arguments(m, *call)
@@ -127,20 +137,47 @@ def _with_zero_tangents(rule):
     return zero_tangents
 
 
-def _explained(steps, calls, tf_results, k):
-    """Which README row, or TensorFlow failure, explains the difference at call
-    k (None: nothing does)."""
+def _parts(result):
+    """{part name: value} of one call's results (a part that raised stays whole)."""
+    inside, variables, around = result
+    parts = {"variables": variables}
+    for prefix, group, names in (("", inside, programs.NAMES),
+                                 ("around: ", around, ("gradient", "second", "jvp"))):
+        if isinstance(group, list):
+            parts.update({prefix + n: v for n, v in zip(names, group)})
+        elif group is not None:
+            parts[prefix + "all"] = group
+    return parts
+
+
+def _explained(steps, calls, tf_results, mt_results, k):
+    """{README row or TensorFlow failure: [parts]} explaining the differences
+    at call k; unexplained parts under None."""
     inside = tf_results[k][0]
     if isinstance(inside, harness.Raised):
         if "recompute" in steps and isinstance(inside.exc, NotImplementedError):
-            return RECOMPUTE_ROW
+            return {RECOMPUTE_ROW: ["all"]}
         if "pfor" in str(inside.exc) and 0 in calls[k][0].shape:
-            return TF_EMPTY_PFOR
+            return {TF_EMPTY_PFOR: ["all"]}
+    tf_parts, mt_parts = _parts(tf_results[k]), _parts(mt_results[k])
+    differing = [n for n in tf_parts
+                 if harness.differences(tf_parts[n], mt_parts.get(n), _Tolerance)]
     with _TensorFlowRules():
-        as_tensorflow = _results(mt, steps, calls)
-    if not harness.differences(tf_results[k], as_tensorflow[k], _Tolerance):
-        return MASKS_ROW
-    return None
+        as_tensorflow = _parts(_results(mt, steps, calls)[k])
+    tf_eager = _parts(_results(tf, steps, calls, eager=True)[k])
+    rows = {}
+    for n in differing:
+        if not harness.differences(tf_parts[n], as_tensorflow.get(n), _Tolerance):
+            row = MASKS_ROW
+        elif not harness.differences(tf_eager.get(n), mt_parts[n], _Tolerance):
+            # TensorFlow's tf.function differs from its own eager mode, and
+            # minitape gives the eager answer
+            row = PASS_THROUGH_ROW if "pass_through" in steps and n.endswith("jvp") else \
+                MASKS_ROW if n.startswith("around") else None
+        else:
+            row = None
+        rows.setdefault(row, []).append(n)
+    return rows
 
 
 def test_random_programs_agree_with_tf_function():
@@ -159,11 +196,13 @@ def test_random_programs_agree_with_tf_function():
                     if not diffs:
                         FIGURES["agree"] += 1
                         continue
-                    row = _explained(steps, calls, tf_results, k)
-                    if row is None:
+                    rows = _explained(steps, calls, tf_results, mt_results, k)
+                    if None in rows:
                         unexplained.append(f"seed {seed} {steps} call {k} "
-                                           f"({'compiled' if jit else 'traced'}): {diffs[:3]}")
-                    else:
-                        FIGURES[row] += 1
+                                           f"({'compiled' if jit else 'traced'}): {rows[None]} "
+                                           f"{diffs[:3]}")
+                    for row in rows:
+                        if row is not None:
+                            FIGURES[row] += 1
     print("\nfunction programs under tf.function:", FIGURES)
     assert not unexplained, "\n".join(unexplained[:10])
