@@ -437,6 +437,7 @@ def compile_graph(graph, input_names=None, shapes=None, name=None, masks=False):
         return ident
 
     keep_alive = []
+    mask_zeros = set()  # value numbers: zeros an if_masked mask gives where its check passes
     variables = {}     # id(variable) -> (bound name, current read name or None)
 
     # 1. Which nodes matter: walk back from the outputs and the assignments.
@@ -509,6 +510,8 @@ def compile_graph(graph, input_names=None, shapes=None, name=None, masks=False):
             else None
         if folded is not None:  # computed once, here
             constants[node.first] = folded
+            if node.op == "AddV2" and all(r.kind == "t" and r.x in mask_zeros for r in ins):
+                mask_zeros.add(node.first)
             continue
         if node.op == "AllFinite" and not masks:  # assumed to hold; checked (see Program)
             check = f"    check_finite({', '.join(read(r) for r in ins)})  # AllFinite"
@@ -519,9 +522,16 @@ def compile_graph(graph, input_names=None, shapes=None, name=None, masks=False):
         if node.op == "UnmovedEinsum" and not masks and is_true(ins[0], constants):
             if node.attrs["mode"] == "if_masked":
                 constants[node.first] = np.zeros(out_shapes[0], node.outputs[0].dtype)
+                mask_zeros.add(node.first)
             else:  # select's z, if_plain's operand
                 _alias(node.first, ins[1], expr, constants, adjoint, read)
             continue
+        if node.op == "AddV2" and mask_zeros:  # y + a mask's zeros: y, as eagerly
+            other = [r for r in ins if not (r.kind == "t" and r.x in mask_zeros)]
+            if len(other) == 1 and out_shapes[0] is not None and \
+                    _spec(other[0], specs)[0] == tuple(out_shapes[0]):
+                _alias(node.first, other[0], expr, constants, adjoint, read)
+                continue
         in_dtypes = [_spec(r, specs)[1] for r in ins]
         in_shapes = [_spec(r, specs)[0] for r in ins]
         known = [constants.get(r.x) if r.kind == "t" else r.x if r.kind == "c" else None

@@ -398,3 +398,31 @@ def test_masked_products_over_an_empty_dimension():
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore", RuntimeWarning)
                     assert g(a, b).shape == (n, 2, n, 2), way
+
+
+@pytest.mark.parametrize("key, value", [
+    ("equation", "ab,bc->ca,"), ("equation", "a" * 60 + "->a"), ("equation", 5),
+    ("equation", "ab,ab->ab"), ("mode", "explode"), ("masks", {"tuple": [99]}),
+    ("masks", {"tuple": ["x"]}), ("factors", 0), ("factors", 10 ** 9)])
+def test_a_saved_mask_with_bad_attributes_is_refused(tmp_path, key, value):
+    import json
+
+    def f(a, b, g):
+        with mt.GradientTape() as tape:
+            tape.watch(a)
+            y = mt.matmul(a, b)
+        return tape.gradient(y, a, output_gradients=g)
+
+    module = mt.Module()
+    module.f = mt.function(f, input_signature=[mt.TensorSpec([None, 2], F64),
+                                               mt.TensorSpec([2, 2], F64),
+                                               mt.TensorSpec([None, 2], F64)])
+    mt.saved_model.save(module, str(tmp_path))
+    path = tmp_path / "saved_model.json"
+    doc = json.loads(path.read_text())
+    nodes = [n for g in doc["graphs"].values() for n in g["nodes"] if n["op"] == "UnmovedEinsum"]
+    assert nodes
+    nodes[0]["attrs"][key] = value
+    path.write_text(json.dumps(doc))
+    with pytest.raises(mt.saved_model.LoadError, match="UnmovedEinsum"):
+        mt.saved_model.load(str(tmp_path))

@@ -89,8 +89,8 @@ def moved(t, term, factor=None, times=None, over=None):
 
         @RegisterGradient("Sqrt", batch_safe=True)
         def _sqrt_grad(op, grad):
-            y = op.outputs[0]
-            return moved(grad, grad / (2 * y), over=y)
+            twice = 2 * op.outputs[0]
+            return moved(grad, grad / twice, over=twice)
 
     An input that does not move, or an output nobody asked about (a zero row
     of a Jacobian's one-hot seed, or the branch `tf.where` did not pick), then
@@ -116,7 +116,7 @@ def moved(t, term, factor=None, times=None, over=None):
     finite (`over` with no 0 and no NaN), as in `x * 2.0` or `x / 3.0`."""
     if t is None:
         return term
-    trace = _trace()
+    trace = recording_trace()
     if trace is None and not has_nan(term._value) or not masks_apply():
         return term
     if trace is not None and _never_masks(trace.same_at_every_call, t, term, factor,
@@ -135,7 +135,7 @@ def has_nan(v):
     return total != total
 
 
-def _trace():
+def recording_trace():
     """The trace being recorded (`tracing.Tracer`: the first recorder while a
     function is traced), or None."""
     tapes = state.tapes
@@ -207,7 +207,7 @@ def zero_where_unmoved(x, term, t, factor=None, name=None):
         raise ValueError(f"zero_where_unmoved: shapes {shapes[1:]} must broadcast to "
                          f"x's shape {shapes[0]}")
     value = unmoved_zeroed(*(a._value for a in inputs))
-    if value is x._value and _trace() is None:
+    if value is x._value and recording_trace() is None:
         return x
     return emit("ZeroWhereUnmoved", value, inputs, None, name)
 

@@ -37,23 +37,15 @@ import string
 
 import numpy as np
 
-from ..context import state
 from ..registry import NotDifferentiable, RegisterGradient, RegisterJVP, batch_ndim
 from ..tensor import Tensor
 from .broadcasting import full_tangent, unbroadcast
 from .core import emit, replay, tangent_batch
-from .elementwise import masks_apply
+from .elementwise import masks_apply, recording_trace
 
 _LETTERS = string.ascii_letters
 _SLICE = 2 ** 22  # products held in memory at once; larger contractions go in slices
 MODES = ("select", "if_masked", "if_plain")
-
-
-def _trace():
-    """The trace being recorded (the first recorder, as in `elementwise.moved`)."""
-    tapes = state.tapes
-    first = tapes[0] if tapes else None
-    return first if getattr(first, "_keeps_masks", False) else None
 
 
 def all_finite(*values):
@@ -196,7 +188,7 @@ def unmoved_einsum(mode, equation, factors, masks, finite, operands, z=None, nam
         raise ValueError(f"unmoved_einsum: {e}") from None
     value = unmoved_kernel(mode, equation, factors, tuple(masks), bool(finite._value),
                            *(x._value for x in inputs[1:]))
-    if mode == "select" and value is z._value and _trace() is None:
+    if mode == "select" and value is z._value and recording_trace() is None:
         return z
     attrs = {"equation": equation, "factors": factors, "masks": tuple(masks), "mode": mode}
     return emit("UnmovedEinsum", value, inputs, attrs, name)
@@ -211,7 +203,7 @@ def moved_product(z, ins, out, xs, moving, structural=()):
     ONE UnmovedEinsum op, unless constants prove the check passes."""
     masks = (moving,) + tuple(structural)
     checks = [x for i, x in enumerate(xs) if i not in (structural or masks)]
-    trace = _trace()
+    trace = recording_trace()
     if trace is None:
         if all_finite(*(x._value for x in checks)) or not masks_apply():
             return z
