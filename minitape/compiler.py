@@ -540,6 +540,11 @@ def compile_graph(graph, input_names=None, shapes=None, name=None, masks=False):
             # x ** 0 is 1 for every x (NaN and inf too): a constant
             constants[node.first] = np.ones(out_shapes[0], in_dtypes[0])
             continue
+        if node.op == "SelectV2" and out_shapes[0] is not None and all(
+                _zeros(k) and not np.signbit(k).any() for k in known[1:]):
+            # where(c, 0, 0) is 0 whatever c is (a zero rule's gradient, masked)
+            constants[node.first] = np.zeros(out_shapes[0], node.outputs[0].dtype)
+            continue
         same = _unchanged_operand(node, known, in_shapes, out_shapes[0] if out_shapes else None)
         if node.op == "ZeroWhereUnmoved" and len(ins) == 3 and same_value(ins[1], ins[2], expr):
             same = 0  # the term is t itself (its partial derivative was 1): never NaN at t = 0

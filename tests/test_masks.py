@@ -426,3 +426,19 @@ def test_a_saved_mask_with_bad_attributes_is_refused(tmp_path, key, value):
     path.write_text(json.dumps(doc))
     with pytest.raises(mt.saved_model.LoadError, match="UnmovedEinsum"):
         mt.saved_model.load(str(tmp_path))
+
+
+def test_relu_gradient_under_an_outer_tape_at_a_nan():
+    """relu's gradient is 0 where x <= 0, NaN or not (TensorFlow 2.21 too): its
+    0 comes from x (`connected_zeros`) while a tape could differentiate it
+    again, and a trace made on finite values used to give NaN at a later NaN."""
+    def f(x):
+        with mt.GradientTape() as outer:
+            outer.watch(x)
+            with mt.GradientTape() as inner:
+                inner.watch(x)
+                y = mt.reduce_sum(mt.nn.relu(x))
+            g = inner.gradient(y, x)
+        return mt.concat([g, outer.gradient(g, x)], 0)
+    check(f, [(([1, -1],), [1, 0, 0, 0]), (([nan, -1],), [0, 0, 0, 0]),
+              (([inf, -inf],), [1, 0, 0, 0])])

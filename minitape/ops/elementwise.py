@@ -635,13 +635,15 @@ def _sign_jvp(op, t):
     """None, as TensorFlow's forward mode gives: sign's output does not move."""
     return None
 
+
 def connected_zeros(x):
     """Zeros shaped like x, made from x by ops whose derivative is zero
     (|sign(x)| * 0; sign's gradient is zeros, and a NaN in x is replaced
     first, as sign(NaN) * 0 is NaN). A rule that returns 0 for every x (relu's
     gradient where x <= 0) builds its 0 with this, so its derivative with
-    respect to x is zeros, not None, as TensorFlow's ZerosLike gives."""
-    if np.isnan(x._value).any():
+    respect to x is zeros, not None, as TensorFlow's ZerosLike gives. A trace
+    replaces NaNs whatever the values it was traced with, for later calls."""
+    if recording_trace() is not None or has_nan(x._value):
         x = where(equal(x, x), x, np.zeros((), x.dtype))
     return abs(sign(x)) * 0
 
