@@ -541,7 +541,8 @@ def compile_graph(graph, input_names=None, shapes=None, name=None, masks=False):
             constants[node.first] = np.ones(out_shapes[0], in_dtypes[0])
             continue
         if node.op == "SelectV2" and out_shapes[0] is not None and all(
-                _zeros(k) and not np.signbit(k).any() for k in known[1:]):
+                _zeros(k) and np.asarray(k).dtype.kind == "f" and not np.signbit(k).any()
+                for k in known[1:]):
             # where(c, 0, 0) is 0 whatever c is (a zero rule's gradient, masked)
             constants[node.first] = np.zeros(out_shapes[0], node.outputs[0].dtype)
             continue
