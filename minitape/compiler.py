@@ -27,7 +27,12 @@ aliases (IdentityN's outputs are the forward values of its custom gradient);
 reshapes and broadcasts to the shape the value already has are dropped; a
 node whose inputs are all constants is computed once, here, through the
 ordinary op; nodes whose values reach no output and no assignment are dropped.
+
+The rules' zero-times-inf masks have their own module, `program_masks.py`: a
+product rule's mask goes into the product's line, and matmul's and einsum's
+are checks, behind which a Program keeps the program with the masks.
 """
+import functools
 import keyword
 import math
 import operator
@@ -38,7 +43,10 @@ import numpy as np
 from . import arguments, ops
 from .context import state
 from .graph import OPS, pack_outputs
-from .ops.elementwise import power
+from .ops.elementwise import power, unmoved_zeroed
+from .ops.unmoved_products import all_finite, unmoved_kernel
+from .program_masks import (MasksNeeded, check_finite, is_true, mask_is_idle, masks_in_place,
+                            moved, same_value)
 from .tensor import Tensor
 
 __all__ = ["compile_graph", "Program", "LINES"]
@@ -151,7 +159,9 @@ HELPERS = {"np": np, "matmul_rows": matmul_rows, "matmul_columns": matmul_column
            "sigmoid": sigmoid, "elu": elu, "softplus": softplus,
            "reduce_max": reduce_max, "reduce_min": reduce_min,
            "softmax": softmax, "solve": solve, "inv": inv, "scatter": scatter,
-           "assign": assign, "assign_add": assign_add, "assign_sub": assign_sub}
+           "assign": assign, "assign_add": assign_add, "assign_sub": assign_sub,
+           "moved": moved, "zero_where_unmoved": unmoved_zeroed, "all_finite": all_finite,
+           "check_finite": check_finite}
 
 
 # --- one line per op type -----------------------------------------------------------
@@ -187,6 +197,10 @@ LINES = {
     "Min": "reduce_min({0}, {axis}, keepdims={keepdims})",
     "Prod": "np.prod({0}, {axis}, keepdims={keepdims})",
     "Einsum": "np.einsum({equation}, {inputs})",
+    # a rule's zero-times-inf mask (ops.elementwise.moved; see `moved` above)
+    "ZeroWhereUnmoved": "zero_where_unmoved({inputs})",
+    # matmul's and einsum's masks (ops/unmoved_products.py), the attributes bound
+    "UnmovedEinsum": "{unmoved}({inputs})", "AllFinite": "all_finite({inputs})",
 }
 # The NumPy function each line above computes, for the elementwise ops: where
 # an op's forward (`ops/elementwise.py`, its `numpy_fn`) runs another function,
@@ -262,6 +276,9 @@ def _attributes(node, shapes, in_dtypes):
         return {"index": a["index"], "shape": tuple(shapes[0][nb:]), "batch_ndim": nb}
     if op == "MatrixSolve":
         return {"adjoint": bool(a["adjoint"])}
+    if op == "UnmovedEinsum":
+        return {"unmoved": functools.partial(unmoved_kernel, a["mode"], a["equation"],
+                                             a["factors"], tuple(a["masks"]))}
     names = {"Softmax": ("axis",), "Transpose": ("perm",), "ConcatV2": ("axis",),
              "Pack": ("axis",), "StridedSlice": ("index",), "Einsum": ("equation",)}
     return {k: a[k] for k in names.get(op, ())}
@@ -293,7 +310,8 @@ _OP_WORDS = {"AddV2": "add", "Sub": "sub", "Mul": "mul", "RealDiv": "div", "Neg"
              "MatMul": "matmul", "BroadcastTo": "broadcast", "StridedSlice": "slice",
              "StridedSliceGrad": "scatter", "ConcatV2": "concat", "Pack": "stack",
              "PadV2": "pad", "SelectV2": "where", "MatrixInverse": "inv",
-             "MatrixSolve": "solve"}
+             "MatrixSolve": "solve", "ZeroWhereUnmoved": "masked",
+             "UnmovedEinsum": "masked", "AllFinite": "finite"}
 
 
 class _Names:
@@ -319,14 +337,30 @@ class _Names:
 
 class Program:
     """A graph compiled for one set of input shapes: `run(arrays)` returns the
-    flat output values (NumPy), `source` is the text that was compiled."""
+    flat output values (NumPy), `source` is the text that was compiled.
+    `fallback` makes the program with matmul's and einsum's masks written out
+    (compile_graph's `masks`), which runs a call whose checks fail, after the
+    variables the program assigns get their values back."""
 
-    def __init__(self, source, fn, outputs):
+    def __init__(self, source, fn, outputs, fallback=None, assigned=()):
         self.source, self.fn, self.outputs = source, fn, outputs
+        self.fallback, self.assigned, self.masked = fallback, assigned, None
 
     def __call__(self, arrays):
         """The outputs, as Tensors in the graph's output structure."""
-        values = iter(self.fn(*arrays))
+        if self.fallback is None:
+            values = self.fn(*arrays)
+        else:
+            before = [v._value for v in self.assigned]
+            try:
+                values = self.fn(*arrays)
+            except MasksNeeded:
+                for v, value in zip(self.assigned, before):
+                    v._value = value
+                if self.masked is None:
+                    self.masked = self.fallback()
+                values = self.masked.fn(*arrays)
+        values = iter(values)
         return pack_outputs(self.outputs, lambda ref: Tensor(next(values)))
 
     def __repr__(self):
@@ -346,12 +380,19 @@ def _is_seed(value):
     return v.ndim >= 1 and np.all(v.reshape(v.shape[0], -1).sum(axis=1) == 1)
 
 
-def compile_graph(graph, input_names=None, shapes=None, name=None):
+def compile_graph(graph, input_names=None, shapes=None, name=None, masks=False):
     """Write and compile the program of `graph`.
 
     `input_names` name the graph's inputs (the Python parameters), `shapes` are
     the concrete output shapes of each node (default: the traced ones; a
     shape-polymorphic graph passes them for the call's sizes).
+
+    matmul's and einsum's masks (`ops/unmoved_products.py`): unless `masks`,
+    the program assumes that their AllFinite checks pass, so each mask is the
+    plain product (or zeros, or the value it guards) and the values only the
+    masks would read are not computed; each check is a line
+    `check_finite(...)` that raises MasksNeeded where it fails, and the
+    Program then runs the program written with `masks=True` instead.
     """
     from_graph = shapes is None
     shapes = shapes or [[s.shape for s in node.outputs] for node in graph.nodes]
@@ -396,6 +437,7 @@ def compile_graph(graph, input_names=None, shapes=None, name=None):
         return ident
 
     keep_alive = []
+    mask_zeros = set()  # value numbers: zeros an if_masked mask gives where its check passes
     variables = {}     # id(variable) -> (bound name, current read name or None)
 
     # 1. Which nodes matter: walk back from the outputs and the assignments.
@@ -410,6 +452,8 @@ def compile_graph(graph, input_names=None, shapes=None, name=None):
         if node.op == "AssignVariableOp" or any(o in live_values for o in outs):
             live_nodes[i] = True
             refs = node.inputs if node.op != "IdentityN" else node.attrs["forward"]
+            if node.op == "UnmovedEinsum" and not masks:  # the check, and what it guards
+                refs = refs[:1] + (refs[1:2] if node.attrs["mode"] != "if_masked" else [])
             for r in refs:
                 if r.kind == "t":
                     live_values.add(r.x)
@@ -466,7 +510,28 @@ def compile_graph(graph, input_names=None, shapes=None, name=None):
             else None
         if folded is not None:  # computed once, here
             constants[node.first] = folded
+            if node.op == "AddV2" and all(r.kind == "t" and r.x in mask_zeros for r in ins):
+                mask_zeros.add(node.first)
             continue
+        if node.op == "AllFinite" and not masks:  # assumed to hold; checked (see Program)
+            check = f"    check_finite({', '.join(read(r) for r in ins)})  # AllFinite"
+            if check not in lines:
+                lines.append(check)
+            constants[node.first] = np.array(True)
+            continue
+        if node.op == "UnmovedEinsum" and not masks and is_true(ins[0], constants):
+            if node.attrs["mode"] == "if_masked":
+                constants[node.first] = np.zeros(out_shapes[0], node.outputs[0].dtype)
+                mask_zeros.add(node.first)
+            else:  # select's z, if_plain's operand
+                _alias(node.first, ins[1], expr, constants, adjoint, read)
+            continue
+        if node.op == "AddV2" and mask_zeros:  # y + a mask's zeros: y, as eagerly
+            other = [r for r in ins if not (r.kind == "t" and r.x in mask_zeros)]
+            if len(other) == 1 and out_shapes[0] is not None and \
+                    _spec(other[0], specs)[0] == tuple(out_shapes[0]):
+                _alias(node.first, other[0], expr, constants, adjoint, read)
+                continue
         in_dtypes = [_spec(r, specs)[1] for r in ins]
         in_shapes = [_spec(r, specs)[0] for r in ins]
         known = [constants.get(r.x) if r.kind == "t" else r.x if r.kind == "c" else None
@@ -475,7 +540,15 @@ def compile_graph(graph, input_names=None, shapes=None, name=None):
             # x ** 0 is 1 for every x (NaN and inf too): a constant
             constants[node.first] = np.ones(out_shapes[0], in_dtypes[0])
             continue
+        if node.op == "SelectV2" and out_shapes[0] is not None and all(
+                _zeros(k) and np.asarray(k).dtype.kind == "f" and not np.signbit(k).any()
+                for k in known[1:]):
+            # where(c, 0, 0) is 0 whatever c is (a zero rule's gradient, masked)
+            constants[node.first] = np.zeros(out_shapes[0], node.outputs[0].dtype)
+            continue
         same = _unchanged_operand(node, known, in_shapes, out_shapes[0] if out_shapes else None)
+        if node.op == "ZeroWhereUnmoved" and len(ins) == 3 and same_value(ins[1], ins[2], expr):
+            same = 0  # the term is t itself (its partial derivative was 1): never NaN at t = 0
         if same is not None:  # x * 1, x ** 1: the line would copy x
             _alias(node.first, ins[same], expr, constants, adjoint, read)
             continue
@@ -488,6 +561,9 @@ def compile_graph(graph, input_names=None, shapes=None, name=None):
             word = identifier(getattr(forward, "__name__", "forward"), "forward")
             template = f"{{{word}}}(" + ", ".join(f"{{{k}}}" for k in range(len(ins))) + ")"
             attrs = {word: forward}
+        if node.op == "ZeroWhereUnmoved" and ins[0].kind == ins[1].kind == "t" \
+                and ins[0].x == ins[1].x:  # moved(t, term[, factor]), as the rules write it
+            template = "moved({2}, {1}" + (", {3})" if len(ins) == 4 else ")")
         if node.op == "SelectV2" and _is_mask_product(known, in_shapes, out_shapes[0]):
             template = "{1} * {0}"  # where(mask, c, 0) for a constant c >= 0: c * mask
         args = [read(r) for r in ins]
@@ -529,12 +605,20 @@ def compile_graph(graph, input_names=None, shapes=None, name=None):
     for r in _flat_refs(graph.outputs):
         flat.append(read(r))
     header, lines = _drop_unused(header, lines, flat)
+    lines, flat = masks_in_place(lines, flat)
     source = (f"def {fname}({', '.join(params)}):\n" + "\n".join(header + lines)
               + ("\n" if header or lines else "")
               + f"    return ({', '.join(flat)}{',' if len(flat) == 1 else ''})\n")
     code = compile(source, f"<minitape compiled {fname}>", "exec")
     exec(code, namespace)
-    return Program(source, namespace[fname], graph.outputs)
+    fallback = None
+    if any(line.lstrip().startswith("check_finite(") for line in lines):
+        def fallback():
+            return compile_graph(graph, input_names, None if from_graph else shapes, name,
+                                 masks=True)
+    assigned = [node.attrs["variable"] for node in graph.nodes
+                if node.op == "AssignVariableOp"]
+    return Program(source, namespace[fname], graph.outputs, fallback, assigned)
 
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -589,6 +673,8 @@ def _unchanged_operand(node, known, in_shapes, out_shape):
             if _ones(known[1 - k]) and tuple(in_shapes[k]) == tuple(out_shape):
                 return k
     if node.op == "Pow" and _ones(known[1]) and tuple(in_shapes[0]) == tuple(out_shape):
+        return 0
+    if node.op == "ZeroWhereUnmoved" and mask_is_idle(known, in_shapes, out_shape):
         return 0
     if node.op == "SelectV2" and known[0] is not None and np.asarray(known[0]).size:
         # where(c, x, y) with a constant c all True (all False) is x (y): a

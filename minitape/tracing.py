@@ -100,7 +100,7 @@ class Tracer:
     """
 
     _watch_accessed_variables = False  # variables reach the _VariableLog instead
-    _keeps_masks = True  # rules may record their NaN masks (ops.elementwise.moved)
+    _keeps_masks = True  # rules record their NaN masks (ops.elementwise.moved)
     _is_trace = True                   # recipes record their ops into a trace
 
     def __init__(self, name, parent=None):
@@ -160,6 +160,13 @@ class Tracer:
         if self.parent is not None and t._id not in self._known:
             return self.parent._deps_of(t)
         return frozenset()
+
+    def same_at_every_call(self, t):
+        """Whether `t` has the same value at every call of the traced function:
+        it depends on no argument and no variable (a constant, or ops on
+        constants). A rule may decide on such a value while tracing
+        (`ops.elementwise.moved` leaves out masks that could never change it)."""
+        return not isinstance(t, Variable) and not self._deps_of(t)
 
     def _value_read(self, t):
         """`t`'s value was read as a Python value (an index, a shape, an op

@@ -39,6 +39,7 @@ ROWS = [
     "the order of NaNs in `sort`, `argsort`, `top_k`",
     "`variable == None`",
     "`x ** 0.5` at `x = -inf` inside a function",
+    "`grad_pass_through` under `ForwardAccumulator` inside a function",
     "`pad`'s `constant_values` of another dtype",
     "`mt.function(jit_compile=True)`",
     "`NotDifferentiable` / `no_gradient` of an op type already declared not differentiable",
@@ -284,6 +285,17 @@ def test_matmul_and_einsum_drop_zero_tangent_products_in_both_directions():
             for direction in ("forward", "reverse"):
                 jac = tape.jacobian(y, xs, experimental_direction=direction).numpy()
                 assert jac.tolist() == [[1.0, 0.0], [0.0, np.inf]]
+
+
+def test_grad_pass_through_passes_the_tangent_through_everywhere():
+    # TensorFlow 2.21: [1, 1] eagerly, [0, 0] (round's JVP) in a tf.function
+    def f(x):
+        with mt.autodiff.ForwardAccumulator(x, mt.ones_like(x)) as acc:
+            y = mt.grad_pass_through(mt.round)(x)
+        return acc.jvp(y)
+    x = mt.constant([2.3, 0.4])
+    for g in (f, mt.function(f), mt.function(f, jit_compile=True)):
+        assert g(x).numpy().tolist() == [1.0, 1.0]
 
 
 def test_a_variable_compared_with_none_is_false():

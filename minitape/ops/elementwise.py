@@ -24,7 +24,7 @@ from ..registry import NotDifferentiable, RegisterGradient, RegisterJVP, batch_n
 from ..tensor import Tensor
 from .broadcasting import full_tangent, lift, unbroadcast
 from .complex import conj
-from .core import (broadcast_error, emit, float_input, operands, tangent_batch,
+from .core import (broadcast_error, emit, float_input, operands, replay, tangent_batch,
                    tensor_input)
 
 
@@ -81,7 +81,7 @@ def _lifted(op, tx, ty):
     return lift(tx, x, ndim), lift(ty, y, ndim)
 
 
-def moved(t, term, factor=None, in_traces=False):
+def moved(t, term, factor=None, times=None, over=None):
     """`term` (t times a partial derivative) with its NaN entries made exactly
     0 where `t` is 0. `t` is a tangent (forward mode) or an upstream gradient
     (reverse mode). Use it in a rule whose partial derivative can be inf or
@@ -89,7 +89,8 @@ def moved(t, term, factor=None, in_traces=False):
 
         @RegisterGradient("Sqrt", batch_safe=True)
         def _sqrt_grad(op, grad):
-            return moved(grad, grad / (2 * op.outputs[0]), in_traces=True)
+            twice = 2 * op.outputs[0]
+            return moved(grad, grad / twice, over=twice)
 
     An input that does not move, or an output nobody asked about (a zero row
     of a Jacobian's one-hot seed, or the branch `tf.where` did not pick), then
@@ -97,32 +98,149 @@ def moved(t, term, factor=None, in_traces=False):
     NaN in floating point): d(x0 * 1 + x1 * inf)/dx0 = 1, d(y0)/dx1 = 0 for
     y = x * [1, inf], and `where(x > 0, sqrt(x), 0.)` at x = -1 has the
     gradient 0, as TensorFlow's grad kernels for Sqrt and Rsqrt give.
-    With `factor` (forward mode of a product: the other factor), a NaN where
-    that factor is 0 is also made 0 (an inf tangent times a constant 0).
+    With `factor` (forward mode of a product: `term` is t * factor), a NaN
+    where that factor is 0 is also made 0 (an inf tangent times a constant 0).
 
     Only entries that are NaN are touched, each on its own, so a NaN in one
     entry never changes another, and a tape differentiating the rule sees
     `term` wherever it is finite (second derivatives next to a NaN are those
-    of the plain formula). The masks are comparisons, not differentiable.
-    Without a NaN anywhere the masks would change nothing and are skipped
-    (they would double the cost of these rules). A function being traced
-    (`mt.function`) keeps the choice made while tracing, unless `in_traces`:
-    then it records the masks, as its later calls may meet NaNs. Pass
-    `in_traces=True` where the mask is TensorFlow's answer (Sqrt's gradient),
-    so traced and compiled functions give it too; the masks that are
-    minitape's own choice (the product rules) stay out of traced programs."""
+    of the plain formula). The mask is ONE op, `zero_where_unmoved`, which
+    does nothing (and records nothing) when `term` has no NaN: one cheap sum
+    tells, so the masks cost next to nothing where there is no NaN.
+
+    In a function being traced (`mt.function`) the op is recorded whatever
+    the values, so each call masks its own NaNs, as eager code does; it is
+    left out only where values that are the same at every call prove that it
+    can never change a number: `t` (and `factor`) a constant with no zeros,
+    or `term` being t * `times` (t / `over`) for a constant `times` that is
+    finite (`over` with no 0 and no NaN), as in `x * 2.0` or `x / 3.0`."""
     if t is None:
         return term
-    v = term._value
-    total = v.sum() if v.ndim else v[()]  # NaN if any entry is (one cheap check)
-    if total == total and not (in_traces and any(getattr(r, "_keeps_masks", False)
-                                                 for r in state.tapes)):
+    trace = recording_trace()
+    if trace is None and not has_nan(term._value) or not masks_apply():
         return term
-    zero = np.zeros((), term.dtype)
-    unmoved = equal(t, 0)
+    if trace is not None and _never_masks(trace.same_at_every_call, t, term, factor,
+                                          times, over):
+        return term
+    return zero_where_unmoved(term, term, t, factor)
+
+
+_total = np.add.reduce  # the sum of all entries, without ndarray.sum's Python wrapper
+
+
+def has_nan(v):
+    """Whether the NumPy value v may have a NaN entry: its sum is NaN if one
+    is (and if inf meets -inf, for which the masks run and change nothing)."""
+    total = _total(v, None)
+    return total != total
+
+
+def recording_trace():
+    """The trace being recorded (`tracing.Tracer`: the first recorder while a
+    function is traced), or None."""
+    tapes = state.tapes
+    first = tapes[0] if tapes else None
+    return first if getattr(first, "_keeps_masks", False) else None
+
+
+def masks_apply():
+    """False while a recorder marked `_unmasked` records: forward mode from a
+    gradient rule (`tangents.jvp_from_gradient`) runs the rule on an upstream
+    gradient of zeros that stands for any direction, not for one that does
+    not move, so no mask may fire there."""
+    return not any(getattr(r, "_unmasked", False) for r in state.tapes)
+
+
+def _never_masks(fixed, t, term, factor, times, over):
+    """Whether `moved`'s mask can never change an entry at any call of a traced
+    function, judged from the values `fixed` (same at every call) holds. A NaN
+    of t * p where t is 0 needs an inf or NaN in p; with a factor, a NaN where
+    the factor is 0 needs an inf or NaN in t."""
+    def finite(x):
+        return x is not None and fixed(x) and bool(np.isfinite(x._value).all())
+
+    def nonzero(x):
+        return x is not None and fixed(x) and bool(np.all(x._value != 0))
+
+    if fixed(term):
+        v = term._value
+        return not np.isnan(v).any()
     if factor is not None:
-        unmoved = where(equal(factor, 0), True, unmoved)
-    return where(where(not_equal(term, term), unmoved, False), zero, term)
+        times = factor
+        if not (nonzero(factor) or finite(t)):
+            return False
+    return nonzero(t) or finite(times) or (
+        nonzero(over) and not np.isnan(over._value).any())
+
+
+def unmoved_zeroed(x, term, t, factor=None):
+    """The NumPy kernel of `zero_where_unmoved` (compiled programs call it
+    too): `x` itself when `term` has no NaN, else a copy with 0 where `term`
+    is NaN and `t` (or `factor`) is 0."""
+    if not has_nan(term):
+        return x
+    unmoved = t == 0
+    if factor is not None:
+        unmoved = unmoved | (factor == 0)
+    return np.where(np.isnan(term) & unmoved, np.zeros((), x.dtype), x)
+
+
+def zero_where_unmoved(x, term, t, factor=None, name=None):
+    """`x`, with 0 where `term` is NaN and `t` (or `factor`) is 0: the mask of
+    `moved` (which passes `term` as `x`), one op with one rule. Outside a trace
+    it returns `x` itself, recording nothing, when `term` has no NaN. Its
+    gradient (and tangent) is the same mask on the upstream gradient (the
+    tangent) of `x`; `term`, `t` and `factor` only choose entries, like a
+    comparison, and get none. So it differentiates to any order, and a traced
+    function masks each call's own NaNs."""
+    inputs = (x, term, t) if factor is None else (x, term, t, factor)
+    dtype = x._value.dtype
+    if dtype.kind not in "fc" or any(a._value.dtype != dtype for a in inputs):
+        raise TypeError("zero_where_unmoved: needs floating-point inputs of one dtype, "
+                        f"got {[str(a.dtype) for a in inputs]}")
+    shapes = [a._value.shape for a in inputs]
+    try:
+        fits = np.broadcast_shapes(*shapes) == shapes[0]
+    except ValueError:
+        fits = False
+    if not fits:
+        raise ValueError(f"zero_where_unmoved: shapes {shapes[1:]} must broadcast to "
+                         f"x's shape {shapes[0]}")
+    value = unmoved_zeroed(*(a._value for a in inputs))
+    if value is x._value and recording_trace() is None:
+        return x
+    return emit("ZeroWhereUnmoved", value, inputs, None, name)
+
+
+@RegisterGradient("ZeroWhereUnmoved", batch_safe=True)
+def _zero_where_unmoved_grad(op, grad):
+    x, term, t, *factor = op.inputs
+    return (zero_where_unmoved(grad, term, t, *factor),) + (None,) * (len(op.inputs) - 1)
+
+
+@RegisterJVP("ZeroWhereUnmoved", batch_safe=True)
+def _zero_where_unmoved_jvp(op, tx, *others):
+    x, term, t, *factor = op.inputs
+    return None if tx is None else zero_where_unmoved(tx, term, t, *factor)
+
+
+def _mask_shape(shapes, attrs, declared):
+    """x's shape, which the other inputs broadcast to."""
+    if len(shapes) not in (3, 4) or np.broadcast_shapes(*shapes) != tuple(shapes[0]):
+        raise ValueError(f"needs 3 or 4 inputs that broadcast to the first one's shape, "
+                         f"got shapes {[tuple(s) for s in shapes]}")
+    return (tuple(shapes[0]),), 0
+
+
+def _mask_dtype(dtypes, attrs):
+    if dtypes[0].kind not in "fc" or any(d != dtypes[0] for d in dtypes):
+        raise ValueError(f"needs floating-point inputs of one dtype, got "
+                         f"{[str(d) for d in dtypes]}")
+    return (dtypes[0],)
+
+
+replay("ZeroWhereUnmoved", lambda xs, attrs, out_shapes: zero_where_unmoved(*xs),
+       arity=None, shape=_mask_shape, dtype=_mask_dtype)
 
 
 def _sum_jvp(op, batch, a, b):
@@ -169,8 +287,8 @@ multiply = _binary("Mul", "multiply", operator.mul, "x * y, elementwise.")
 def _mul_grad(op, grad):
     x, y = op.inputs
     x, y = conj(x), conj(y)  # complex: grad * conj(d(xy)/dx) (see the module docstring)
-    return _both(op, grad, moved(grad, grad * y) if op.needs[0] else None,
-                 moved(grad, grad * x) if op.needs[1] else None)
+    return _both(op, grad, moved(grad, grad * y, times=y) if op.needs[0] else None,
+                 moved(grad, grad * x, times=x) if op.needs[1] else None)
 
 
 @RegisterJVP("Mul", batch_safe=True)
@@ -188,8 +306,10 @@ divide = _binary("RealDiv", "divide", operator.truediv, "x / y, elementwise.")
 @RegisterGradient("RealDiv", batch_safe=True)
 def _div_grad(op, grad):
     y, z = conj(op.inputs[1]), conj(op.outputs[0])   # z = x / y
-    gx = moved(grad, grad / y)
-    gy = moved(grad, -gx * z) if op.needs[1] else None  # d(x/y)/dy = -(1/y) z
+    gx = moved(grad, grad / y, over=y)
+    # d(x/y)/dy = -(1/y) z; gx is 0 where grad is 0, so only an inf or NaN z
+    # makes a NaN there
+    gy = moved(grad, -gx * z, times=z) if op.needs[1] else None
     return _both(op, grad, gx if op.needs[0] else None, gy)
 
 
@@ -198,8 +318,9 @@ def _div_jvp(op, tx, ty):
     y, z = op.inputs[1], op.outputs[0]
     batch = tangent_batch(op, (tx, ty))
     tx, ty = _lifted(op, tx, ty)
-    return _sum_jvp(op, batch, None if tx is None else moved(tx, tx / y),
-                    None if ty is None else moved(ty, -ty * (z / y)))
+    q = None if ty is None else z / y
+    return _sum_jvp(op, batch, None if tx is None else moved(tx, tx / y, over=y),
+                    None if ty is None else moved(ty, -ty * q, times=q))
 
 
 def power(x, y):
@@ -234,9 +355,10 @@ def _pow_jvp(op, tx, ty):
     x, y = op.inputs
     batch = tangent_batch(op, (tx, ty))
     tx, ty = _lifted(op, tx, ty)
-    return _sum_jvp(
-        op, batch, None if tx is None else moved(tx, tx * (y * pow(x, y - 1))),
-        None if ty is None else moved(ty, ty * (op.outputs[0] * _log_base(x))))
+    dx = None if tx is None else y * pow(x, y - 1)
+    dy = None if ty is None else op.outputs[0] * _log_base(x)
+    return _sum_jvp(op, batch, None if tx is None else moved(tx, tx * dx, times=dx),
+                    None if ty is None else moved(ty, ty * dy, times=dy))
 
 
 negative = _unary("Neg", "negative", operator.neg, "-x.", kinds="biufc")
@@ -280,7 +402,8 @@ def _sqrt_grad(op, grad):
     """grad / (2 sqrt(x)) (conj(...) for complex x): inf at x = 0, NaN for x < 0.
     A zero upstream gradient gives 0 there (TensorFlow's SqrtGrad kernel), so
     the branch `where(x > 0, sqrt(x), 0.)` did not pick sends back 0, not NaN."""
-    return moved(grad, grad / (2 * conj(op.outputs[0])), in_traces=True)
+    twice = 2 * conj(op.outputs[0])
+    return moved(grad, grad / twice, over=twice)
 
 
 @RegisterJVP("Sqrt", batch_safe=True)
@@ -512,13 +635,15 @@ def _sign_jvp(op, t):
     """None, as TensorFlow's forward mode gives: sign's output does not move."""
     return None
 
+
 def connected_zeros(x):
     """Zeros shaped like x, made from x by ops whose derivative is zero
     (|sign(x)| * 0; sign's gradient is zeros, and a NaN in x is replaced
     first, as sign(NaN) * 0 is NaN). A rule that returns 0 for every x (relu's
     gradient where x <= 0) builds its 0 with this, so its derivative with
-    respect to x is zeros, not None, as TensorFlow's ZerosLike gives."""
-    if np.isnan(x._value).any():
+    respect to x is zeros, not None, as TensorFlow's ZerosLike gives. A trace
+    replaces NaNs whatever the values it was traced with, for later calls."""
+    if recording_trace() is not None or has_nan(x._value):
         x = where(equal(x, x), x, np.zeros((), x.dtype))
     return abs(sign(x)) * 0
 

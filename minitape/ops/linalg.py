@@ -8,10 +8,10 @@ mode) accept a leading batch of tangents.
 import numpy as np
 
 from ..registry import RegisterGradient, RegisterJVP, batch_ndim
-from .broadcasting import lift, reduce_sum, reshape, unbroadcast
+from .broadcasting import lift, unbroadcast
 from .core import constant_like, emit, float_input, operands, tangent_batch, tensor_input
-from .elementwise import equal, moved, where
-from .shapes import matrix_transpose, transpose
+from .shapes import matrix_transpose
+from .unmoved_products import moved_product
 
 
 def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_b=False,
@@ -69,58 +69,14 @@ def _product(a, b):
 
 
 # --- zero times inf inside a product ----------------------------------------------
-# A matmul or einsum sums products; in its gradient (or JVP) one factor of each
-# product is the upstream gradient (or a tangent). Where that factor is 0 and
-# the other inf, the product is NaN and so is the whole sum, although the
-# entry does not move. As `multiply` does (`moved`), the rules drop those
-# products, so forward and reverse mode agree: `_moved_product` recomputes a
-# result that came out NaN term by term, with the zero-factor products masked.
-
-_MASK_LIMIT = 2 ** 24  # products at most; past it a NaN result stays as it is
-
+# A zero upstream gradient (or tangent) times an inf in a matmul or einsum is a
+# NaN product that does not move: the rules drop it (unmoved_products.py).
 
 def _moved_product(z, equation, xs, moving, structural=()):
-    """`z` = einsum(equation, *xs), or, if it has a NaN, the same contraction
-    with each product whose factor from xs[moving] is 0 counted as 0 (or
-    whose factor from one of the `structural` operands is 0: the identity
-    matrices that write out a diagonal, whose zeros are not there). The
-    products are formed in the space of all the equation's letters (each
-    operand reshaped to it), masked with `moved`, then summed. That costs
-    memory for every product, so it runs only when z has a NaN (a trace keeps
-    the choice made while tracing) and when there are at most _MASK_LIMIT."""
-    v = z._value
-    total = v.sum() if v.ndim else v[()]
-    if total == total:
-        return z
+    """`z` = einsum(equation, *xs), with each NaN product whose factor from
+    xs[moving] (or from a `structural` identity matrix) is 0 counted as 0."""
     ins, out = _parse_equation(equation, [x.ndim for x in xs])
-    letters = list(dict.fromkeys("".join(ins)))
-    sizes = {}
-    for sub, x in zip(ins, xs):
-        for c, n in zip(sub, x.shape):
-            sizes[c] = max(sizes.get(c, 1), n)
-    if int(np.prod([sizes[c] for c in letters], dtype=np.float64)) > _MASK_LIMIT:
-        return z
-    term = factor = None
-    zeros = []
-    for i, (sub, x) in enumerate(zip(ins, xs)):
-        unique = "".join(dict.fromkeys(sub))
-        if unique != sub:  # a repeated letter: its diagonal
-            x = einsum(f"{sub}->{unique}", x)
-        order = sorted(unique, key=letters.index)
-        x = transpose(x, [unique.index(c) for c in order])
-        x = reshape(x, [x.shape[order.index(c)] if c in order else 1 for c in letters])
-        term = x if term is None else term * x
-        if i == moving:
-            factor = x
-        elif i in structural:
-            zeros.append(equal(x, 0))
-    for zero in zeros:  # a structural 0 makes the product unmoved too
-        factor = where(zero, np.zeros((), factor.dtype), factor)
-    term = moved(factor, term)
-    summed = [i for i, c in enumerate(letters) if c not in out]
-    kept = [c for c in letters if c in out]
-    result = reduce_sum(term, summed) if summed else term
-    return transpose(result, [kept.index(c) for c in out])
+    return moved_product(z, ins, out, xs, moving, structural)
 
 
 def _matmul_subscripts(op):

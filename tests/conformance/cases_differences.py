@@ -285,3 +285,18 @@ def case_not_differentiable_twice(m):
 
 case_not_differentiable_twice.differs = (
     "`NotDifferentiable` / `no_gradient` of an op type already declared not differentiable")
+
+
+def case_grad_pass_through_jvp_in_a_function(m):
+    @m.function
+    def jvp(x):
+        with m.autodiff.ForwardAccumulator(x, m.ones_like(x)) as acc:
+            y = m.grad_pass_through(m.round)(x)
+        return acc.jvp(y)
+    return jvp(m.constant([2.3, 0.4]))
+
+
+# TensorFlow's eager mode passes the tangent through ([1, 1]); its tf.function
+# gives round's JVP ([0, 0]); minitape passes it through everywhere.
+case_grad_pass_through_jvp_in_a_function.differs = (
+    "`grad_pass_through` under `ForwardAccumulator` inside a function")

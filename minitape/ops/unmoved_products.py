@@ -1,0 +1,352 @@
+"""Zero times inf inside a sum of products: the masks of matmul's and einsum's rules.
+
+A matmul or einsum sums products; in its gradient (or JVP) one factor of each
+product is the upstream gradient (or a tangent). Where that factor is 0 and
+another is inf, the product is NaN and so is the whole sum, although the
+entry does not move. As `multiply` does (`elementwise.moved`), the rules drop
+those products, so forward and reverse mode agree: `moved_product(z, ...)`
+gives the contraction z again with each NaN product whose factor from a
+masking operand is 0 counted as 0.
+
+Which products those are is a fact about values, and one cheap check tells
+whether there can be any: a NaN product with a zero factor needs an inf or a
+NaN in another factor. So where the other factors are all finite (one sum
+each, the op AllFinite), z is the answer; otherwise the contraction is done
+again product by product (`_masked_contraction`, in slices that fit in
+memory), whose values are z's wherever z has no NaN (up to rounding).
+
+So that a traced function makes that check at each call, it is an op, and
+so is the mask: UnmovedEinsum, whose first input is the check's answer (a
+bool: all finite) and whose `mode` says what it gives:
+
+    select     z (its next input) if all finite, else the masked contraction
+    if_masked  zeros if all finite, else the masked contraction
+    if_plain   its one operand if all finite, else zeros
+
+Its gradient and tangent are UnmovedEinsum ops with the same check: the
+masked contraction is linear in each factor, so its derivative with respect
+to one factor is a masked contraction of the others with the upstream
+gradient (if_masked; a zero upstream drops its products too), and select's
+z gets the upstream gradient where the check passed (if_plain). So it
+differentiates to any order, eagerly, traced and compiled, and each call's
+values decide.
+"""
+import cmath
+import functools
+import string
+
+import numpy as np
+
+from ..registry import NotDifferentiable, RegisterGradient, RegisterJVP, batch_ndim
+from ..tensor import Tensor
+from .broadcasting import full_tangent, unbroadcast
+from .core import emit, replay, tangent_batch
+from .elementwise import masks_apply, recording_trace
+
+_LETTERS = string.ascii_letters
+_SLICE = 2 ** 22  # products held in memory at once; larger contractions go in slices
+MODES = ("select", "if_masked", "if_plain")
+
+
+def all_finite(*values):
+    """Whether every entry of the NumPy values is finite: one sum each is (a sum
+    of finite numbers may overflow to inf, and then the masks run for nothing)."""
+    return all(cmath.isfinite(np.add.reduce(v, None)) for v in values)
+
+
+def _all_finite_op(*xs, name=None):
+    """The op AllFinite: a bool scalar, True when every entry of xs is finite."""
+    return emit("AllFinite", np.array(all_finite(*(x._value for x in xs))), tuple(xs),
+                None, name)
+
+
+NotDifferentiable("AllFinite")
+replay("AllFinite", lambda xs, a, o: _all_finite_op(*xs), arity=None,
+       shape=lambda shapes, attrs, declared: (((),), 0), dtype=lambda dtypes, attrs: (np.bool_,))
+
+
+def parse(equation, shapes, factors, masks, mode, z_shape=None):
+    """The letters of an UnmovedEinsum (its subscripts, output, and each
+    letter's size) from its attributes and input shapes, or ValueError."""
+    if not isinstance(equation, str) or equation.count("->") != 1 or \
+            not set(equation) <= set(_LETTERS + ",->"):
+        raise ValueError(f"equation {equation!r:.60} is not explicit einsum subscripts")
+    lhs, out = equation.split("->")
+    ins = lhs.split(",")
+    if len(ins) != len(shapes) or mode not in MODES or type(factors) is not int or \
+            not 1 <= factors <= len(ins) or type(masks) not in (tuple, list) or \
+            any(type(m) is not int or not 0 <= m < len(ins) for m in masks):
+        raise ValueError(f"attributes do not fit {len(shapes)} operand(s): equation "
+                         f"{equation!r:.60}, factors {factors!r:.20}, masks {masks!r:.40}, "
+                         f"mode {mode!r:.20}")
+    sizes = {}
+    for sub, shape in zip(ins, shapes):
+        if len(sub) != len(shape):
+            raise ValueError(f"subscripts {sub!r} do not fit shape {tuple(shape)}")
+        for c, n in zip(sub, shape):
+            if n != 1 and sizes.get(c, 1) not in (1, n):
+                raise ValueError(f"letter {c!r} has sizes {sizes[c]} and {n} in "
+                                 f"{equation!r} for shapes {[tuple(s) for s in shapes]}")
+            sizes[c] = n if n != 1 else sizes.get(c, 1)
+    factor_letters = set("".join(ins[:factors]))
+    if len(set(out)) != len(out) or not set(out) <= factor_letters or \
+            not set(lhs) - {","} <= factor_letters:
+        raise ValueError(f"equation {equation!r} has an output or mask letter no factor has")
+    if mode == "if_plain" and (len(ins) != 1 or ins[0] != out):
+        raise ValueError("if_plain takes one operand, unchanged (subscripts 'ab->ab')")
+    shape = tuple(sizes[c] for c in out)
+    if mode == "select" and tuple(z_shape) != shape:
+        raise ValueError(f"select: z's shape {tuple(z_shape)} is not the result's {shape}")
+    return ins, out, sizes
+
+
+def _broadcast(sizes):
+    """The size that sizes broadcast to (1 gives way, also to 0)."""
+    return next((n for n in sizes if n != 1), 1)
+
+
+def _aligned(ins, values, letters):
+    """Each operand laid out over all the letters (a repeated letter: its
+    diagonal; a missing letter: size 1), so they multiply by broadcasting."""
+    out = []
+    for sub, x in zip(ins, values):
+        unique = "".join(dict.fromkeys(sub))
+        if unique != sub:
+            x = np.einsum(f"{sub}->{unique}", x)
+        order = sorted(unique, key=letters.index)
+        x = np.transpose(x, [unique.index(c) for c in order])
+        out.append(x.reshape([x.shape[order.index(c)] if c in order else 1 for c in letters]))
+    return out
+
+
+def _masked_contraction(equation, factors, masks, values):
+    """The contraction of the factors, each NaN product with a zero factor from
+    an operand in `masks` counted as 0 (in slices of at most _SLICE products)."""
+    lhs, out = equation.split("->")
+    ins = lhs.split(",")
+    letters = list(dict.fromkeys("".join(ins[:factors])))
+    aligned = _aligned(ins, values, letters)
+    sizes = [_broadcast([x.shape[k] for x in aligned]) for k in range(len(letters))]
+    summed = tuple(k for k, c in enumerate(letters) if c not in out)
+    kept = [c for c in letters if c in out]
+    result = _contract(aligned, factors, masks, sizes, summed, 0)
+    return np.transpose(result, [kept.index(c) for c in out])
+
+
+def _contract(aligned, factors, masks, sizes, summed, axis):
+    """The masked products summed over `summed`; too many products at once are
+    split along `axis` (then the next axis), and the parts joined or added."""
+    if int(np.prod(sizes, dtype=np.float64)) <= _SLICE or axis == len(sizes):
+        term = functools.reduce(np.multiply, aligned[:factors])
+        term = np.broadcast_to(term, sizes)
+        unmoved = functools.reduce(np.logical_or, [aligned[m] == 0 for m in masks], False)
+        term = np.where(np.isnan(term) & unmoved, np.zeros((), term.dtype), term)
+        return term.sum(axis=summed) if summed else np.array(term)
+    step = max(1, int(_SLICE // np.prod(sizes[:axis] + sizes[axis + 1:], dtype=np.float64)))
+    parts = []
+    for start in range(0, sizes[axis], step):
+        part = [x[(slice(None),) * axis + (slice(start, start + step),)]
+                if x.shape[axis] != 1 else x for x in aligned]
+        inner = sizes[:axis] + [min(step, sizes[axis] - start)] + sizes[axis + 1:]
+        parts.append(_contract(part, factors, masks, inner, summed, axis + 1))
+    if axis in summed:
+        return functools.reduce(np.add, parts)
+    return np.concatenate(parts, axis=sum(1 for k in range(axis) if k not in summed))
+
+
+def unmoved_kernel(mode, equation, factors, masks, finite, *values):
+    """UnmovedEinsum on NumPy values (compiled programs call it too): `finite`
+    is AllFinite's answer, `values` are z (select only) and the operands."""
+    operands = values[1:] if mode == "select" else values
+    if mode == "if_plain":
+        return operands[0] if finite else np.zeros_like(operands[0])
+    if not finite:
+        return _masked_contraction(equation, factors, masks, operands)
+    if mode == "select":
+        return values[0]
+    lhs, out = equation.split("->")
+    sizes = {}
+    for sub, x in zip(lhs.split(","), operands):
+        for c, n in zip(sub, np.shape(x)):
+            sizes[c] = _broadcast([sizes.get(c, 1), n])
+    return np.zeros([sizes[c] for c in out], operands[0].dtype)
+
+
+def unmoved_einsum(mode, equation, factors, masks, finite, operands, z=None, name=None):
+    """The op (see the module docstring): `finite` is a bool scalar tensor
+    (AllFinite's), `operands` and select's `z` are tensors."""
+    inputs = (finite,) + ((z,) if mode == "select" else ()) + tuple(operands)
+    dtype = inputs[1]._value.dtype
+    if finite._value.dtype != np.bool_ or finite._value.shape != () or dtype.kind not in "fc" \
+            or any(x._value.dtype != dtype for x in inputs[1:]):
+        raise TypeError("unmoved_einsum: needs a bool scalar and floating-point inputs of "
+                        f"one dtype, got {[str(x.dtype) for x in inputs]}")
+    try:
+        parse(equation, [x.shape for x in operands], factors, masks, mode,
+              None if z is None else z.shape)
+    except ValueError as e:
+        raise ValueError(f"unmoved_einsum: {e}") from None
+    value = unmoved_kernel(mode, equation, factors, tuple(masks), bool(finite._value),
+                           *(x._value for x in inputs[1:]))
+    if mode == "select" and value is z._value and recording_trace() is None:
+        return z
+    attrs = {"equation": equation, "factors": factors, "masks": tuple(masks), "mode": mode}
+    return emit("UnmovedEinsum", value, inputs, attrs, name)
+
+
+def moved_product(z, ins, out, xs, moving, structural=()):
+    """`z`, the contraction `ins -> out` of the tensors `xs`, with each NaN
+    product whose factor from xs[moving] (or from a `structural` operand: the
+    identity matrices that write out a diagonal) is 0 counted as 0 (see the
+    module docstring). Eagerly it is z itself, unrecorded, when the factors
+    that could meet a zero are all finite; in a trace, an AllFinite check and
+    ONE UnmovedEinsum op, unless constants prove the check passes."""
+    masks = (moving,) + tuple(structural)
+    checks = [x for i, x in enumerate(xs) if i not in (structural or masks)]
+    trace = recording_trace()
+    if trace is None:
+        if all_finite(*(x._value for x in checks)) or not masks_apply():
+            return z
+    elif all(trace.same_at_every_call(x) and np.isfinite(x._value).all() for x in checks) \
+            or not masks_apply():
+        return z
+    return unmoved_einsum("select", ",".join(ins) + "->" + out, len(xs), masks,
+                          _all_finite_op(*checks), xs, z=z)
+
+
+def _parts(op):
+    """(subscripts, output, the check, the operands, factors, masks) of an op."""
+    a = op.attrs
+    lhs, out = a["equation"].split("->")
+    first = 2 if a["mode"] == "select" else 1
+    return lhs.split(","), out, op.inputs[0], op.inputs[first:], a["factors"], a["masks"]
+
+
+def _plain(finite, batch, out, t):
+    """t where the check passed, else zeros."""
+    return unmoved_einsum("if_plain", f"{batch + out}->{batch + out}", 1, (), finite, [t])
+
+
+@RegisterGradient("UnmovedEinsum", batch_safe=True)
+def _unmoved_einsum_grad(op, grad):
+    """Each factor's gradient is the masked contraction of the upstream
+    gradient with the other factors (a zero upstream drops its products
+    too), gated as the op; select's z gets the upstream where the check
+    passed. A letter only that factor has comes back through ones, a repeated
+    letter through an identity matrix (as in einsum's gradient)."""
+    ins, out, finite, operands, factors, masks = _parts(op)
+    mode = op.attrs["mode"]
+    first = len(op.inputs) - len(operands)
+    nb = batch_ndim(op, grad)
+    used = set("".join(ins) + out)
+    fresh = iter([c for c in _LETTERS if c not in used])
+    batch = "".join(next(fresh) for _ in range(nb))
+    grads = [None] * len(op.inputs)
+    if mode == "if_plain":
+        grads[1] = _plain(finite, batch, out, grad)
+        return grads
+    if mode == "select" and op.needs[1]:
+        grads[1] = _plain(finite, batch, out, grad)
+    sizes = {c: n for s, x in zip(ins, operands) for c, n in zip(s, x.shape) if n != 1}
+    for j in range(factors):
+        if not op.needs[first + j]:
+            continue
+        terms = [(batch + out, grad)]
+        new_masks = [0]
+        for i in range(factors):
+            if i != j:
+                if i in masks:
+                    new_masks.append(len(terms))
+                terms.append((ins[i], operands[i]))
+        present = set("".join(s for s, _ in terms))
+        x = operands[j]
+        for c in dict.fromkeys(ins[j]):
+            if c not in present:
+                terms.append((c, Tensor(np.ones(sizes.get(c, 1), x.dtype))))
+        result, seen = "", set()
+        for c in ins[j]:
+            if c in seen:
+                d = next(fresh)
+                new_masks.append(len(terms))
+                terms.append((c + d, Tensor(np.eye(sizes.get(c, 1), dtype=x.dtype))))
+                result += d
+            else:
+                seen.add(c)
+                result += c
+        n_factors = len(terms)
+        for m in masks:
+            if m == j or m >= factors:
+                new_masks.append(len(terms))
+                terms.append((ins[m], operands[m]))
+        equation = ",".join(s for s, _ in terms) + "->" + batch + result
+        g = unmoved_einsum("if_masked", equation, n_factors, tuple(new_masks), finite,
+                           [t for _, t in terms])
+        grads[first + j] = unbroadcast(g, x.shape, nb)
+    return grads
+
+
+@RegisterJVP("UnmovedEinsum", batch_safe=True)
+def _unmoved_einsum_jvp(op, *tangents):
+    """The sum over factors with a tangent of the masked contraction with that
+    factor replaced by its tangent (whose zeros drop products too, and whose
+    batch letters go to the output), gated as the op; select's z moves with
+    its own tangent where the check passed."""
+    ins, out, finite, operands, factors, masks = _parts(op)
+    mode = op.attrs["mode"]
+    first = len(op.inputs) - len(operands)
+    batch_shape = tangent_batch(op, tangents)
+    used = set("".join(ins) + out)
+    batch = "".join([c for c in _LETTERS if c not in used][:len(batch_shape)])
+    total = []
+    if mode in ("select", "if_plain") and tangents[1] is not None:
+        total.append(_plain(finite, batch, out,
+                            full_tangent(tangents[1], batch_shape + op.inputs[1].shape)))
+    if mode != "if_plain":
+        for j in range(factors):
+            t = tangents[first + j]
+            if t is None:
+                continue
+            subs = [batch + s if i == j else s for i, s in enumerate(ins)]
+            xs = [t if i == j else x for i, x in enumerate(operands)]
+            new_masks = sorted(set(masks) | {j})  # a zero tangent drops its products
+            if j in masks:  # and x_j's zeros still do
+                new_masks.append(len(xs))
+                subs.append(ins[j])
+                xs.append(operands[j])
+            equation = ",".join(subs) + "->" + batch + out
+            total.append(unmoved_einsum("if_masked", equation, factors, tuple(new_masks),
+                                        finite, xs))
+    if not total:
+        return None
+    return full_tangent(functools.reduce(lambda a, b: a + b, total),
+                        batch_shape + op.outputs[0].shape)
+
+
+def _shape(shapes, attrs, declared):
+    """The output's shape and the products the contraction may compute."""
+    first = 2 if attrs["mode"] == "select" else 1
+    if len(shapes) <= first or tuple(shapes[0]) != ():
+        raise ValueError("takes the check (a scalar), then z (select) and the operands")
+    ins, out, sizes = parse(attrs["equation"], shapes[first:], attrs["factors"],
+                            attrs["masks"], attrs["mode"], shapes[1])
+    products = int(np.prod(list(sizes.values()) or [1], dtype=np.float64))
+    return (tuple(sizes[c] for c in out),), 2 * products
+
+
+def _dtype(dtypes, attrs):
+    if dtypes[0] != np.bool_ or dtypes[1].kind not in "fc" or \
+            any(d != dtypes[1] for d in dtypes[1:]):
+        raise ValueError(f"needs a bool and floating-point inputs of one dtype, got "
+                         f"{[str(d) for d in dtypes]}")
+    return (dtypes[1],)
+
+
+def _replay(xs, a, out_shapes):
+    first = 2 if a["mode"] == "select" else 1
+    return unmoved_einsum(a["mode"], a["equation"], a["factors"], a["masks"], xs[0],
+                          xs[first:], z=xs[1] if first == 2 else None)
+
+
+replay("UnmovedEinsum", _replay, arity=None,
+       attrs_of=lambda op: {k: op.attrs[k] for k in ("equation", "factors", "masks", "mode")},
+       shape=_shape, dtype=_dtype)
