@@ -225,21 +225,21 @@ def direction_costs(tape, target, sources, n_outputs=None, n_inputs=None):
     forward = reverse_assembly = 0
     for s, n in zip(sources, n_inputs):
         path, needs, _ = ops_between(tape, [target._id], {s._id})
-        forward += n * sum(sum(_flags(needs, op)) * sum(y._value.size for y in op.outputs)
+        forward += n * sum(sum(_on_path(needs, op)) * sum(y._value.size for y in op.outputs)
                            for op in path)
         if assemble and path:
             block = n * target.size  # the source's columns of the Jacobian
             forward += block * (1 + (s.shape != (n,)))  # transpose (+ reshape)
             reverse_assembly += block * (target.shape != (target.size,))  # reshape
     path, needs, _ = ops_between(tape, [target._id], {s._id for s in sources})
-    walk = sum(x._value.size for op in path for x, flag in zip(op.inputs, _flags(needs, op))
+    walk = sum(x._value.size for op in path for x, flag in zip(op.inputs, _on_path(needs, op))
                if flag)
     return forward, n_outputs * walk + reverse_assembly
 
 
-def _flags(needs, op):
-    """Which inputs of an op on the path lead to a source (`ops_between` lists
-    only the ops where some input does not)."""
+def _on_path(needs, op):
+    """Which inputs of an op between the sources and the target lead to a
+    source (`ops_between`'s `needs` lists only the ops where some do not)."""
     return needs.get(op.seq) or (True,) * len(op.inputs)
 
 
