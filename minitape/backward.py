@@ -4,11 +4,11 @@
 
 1. Find the ops between the sources and the target: walk back from the target
    through the ops that produced each input (an explicit stack, never
-   recursion), then sweep those ops forwards in recording order keeping only
-   the ones that some source flows into.
-2. Count, for every such op, how many of the kept ops consume its outputs.
-   That count is how many gradient contributions its outputs are still waiting
-   for (TensorFlow's tape.h calls these usage counts).
+   recursion); unless the sources are all the tape watches, sweep those ops
+   forwards in recording order keeping only the ones some source flows into.
+2. Count, for every such op, how many of them consume its outputs (on the way
+   back, and again in the sweep): how many gradient contributions its outputs
+   are still waiting for (TensorFlow's tape.h calls these usage counts).
 3. Start from the ops whose counts are zero (the ones producing the target),
    run each op's gradient rule, add the results into the gradients of its
    inputs, and decrement the count of the op that produced each input. An op
@@ -20,6 +20,8 @@ while the walk runs records the walk too, which gives higher-order gradients.
 A GradientTape (`tape.py`) runs one walk per `gradient` call; the stepper
 (`stepping.py`) runs one a step at a time.
 """
+import operator
+
 from . import ops, registry
 from .rules import call_user_rule, note_rule_error
 
@@ -42,13 +44,12 @@ class BackwardPass:
             self.grads[t._id] = g if prev is None else prev + g
         self.source_ids = {s._id for s in sources}
         self.ops, self.needs, self.pending = ops_between(
-            self.producer, [t._id for t in targets], self.source_ids)
+            tape, [t._id for t in targets], self.source_ids)
 
     def steps(self):
         producer, grads, sources = self.producer, self.grads, self.source_ids
         needs, pending = self.needs, self.pending
-        # Phase 3: start from the ops nobody downstream waits on (they made the
-        # target); run rules latest first.
+        # Phase 3: start from the ops nobody waits on (they made the target).
         ready = [op for op in self.ops if pending[op.seq] == 0]
         while ready:
             op = ready.pop()
@@ -59,19 +60,22 @@ class BackwardPass:
             else:
                 out_grads = [grads.get(y._id) if y._id in sources else grads.pop(y._id, None)
                              for y in outputs]
-            flags = needs[op.seq]
-            if False in flags:  # the rule may skip the inputs that lead nowhere
+            flags = needs.get(op.seq)  # None: every input leads to a source
+            if flags is not None:  # the rule may skip the inputs that lead nowhere
                 op = op.with_needs(flags)
             in_grads = run_rule(op, out_grads)
-            if in_grads is not None:
+            if in_grads is None:  # no upstream gradient reached the op
+                in_grads = (None,) * len(op.inputs)
+            else:
                 yield op, out_grads, in_grads
             for i, x in enumerate(op.inputs):
-                if not flags[i]:
+                if flags is not None and not flags[i]:
                     continue  # this input leads to no source
                 xid = x._id
-                if in_grads is not None and in_grads[i] is not None:
+                g = in_grads[i]
+                if g is not None:
                     prev = grads.get(xid)
-                    grads[xid] = in_grads[i] if prev is None else prev + in_grads[i]
+                    grads[xid] = g if prev is None else prev + g
                 p = producer.get(xid)
                 if p is not None and p.seq in pending:
                     pending[p.seq] -= 1          # one consumer of p is done
@@ -84,51 +88,65 @@ class BackwardPass:
         return self.grads
 
 
-def ops_between(producer, target_ids, source_ids):
+def ops_between(tape, target_ids, source_ids):
     """Phases 1 and 2: the recorded ops on some path from a source to a target
-    (in recording order), for each op which inputs lie on such a path, and for
-    each op how many of those ops consume its outputs (keys: op.seq)."""
-    # 1a. Back from the targets: every op they depend on (an explicit stack).
-    found = {}
-    stack = [producer.get(i) for i in target_ids]
+    (in recording order); how many of them consume each one's outputs (`pending`);
+    which inputs are on such a path, for the ops with one that is not (`needs`)."""
+    # 1a. Back from the targets: every op they depend on, and (2) its consumers.
+    producer, found, needs, shared = tape._producer, [], {}, {}
+    makers = {op.seq: op for op in map(producer.get, target_ids) if op is not None}
+    pending, stack = dict.fromkeys(makers, 0), list(makers.values())
     while stack:
         op = stack.pop()
-        if op is None or op.seq in found:
-            continue
-        found[op.seq] = op
+        found.append(op)
+        flags = []
         for x in op.inputs:
             p = producer.get(x._id)
-            if p is not None and p.seq not in found:
+            if p is None:  # a watched tensor or variable, or one not on the tape
+                flags.append(x._id in producer)
+                continue
+            flags.append(True)
+            if p.seq in pending:
+                pending[p.seq] += 1
+            else:  # its first consumer: walk back from p too
+                pending[p.seq] = 1
                 stack.append(p)
-    # 1b. Forward from the sources, in recording order (seq): keep the ops that
-    # some source flows into. 2. Count the kept consumers of each kept op.
-    # A tape differentiates only with respect to what it tracks (TensorFlow's
-    # tape.h drops the gradient of a tensor that is not on the tape): a source
-    # that another tape watched, or that no tape watched, gets None here.
-    live = {i for i in source_ids if i in producer}  # ids some source flows into
-    kept, needs, pending = [], {}, {}
-    for seq in sorted(found):
-        op = found[seq]
-        flags = [x._id in live for x in op.inputs]
+        if False in flags:
+            flags = tuple(flags)
+            needs[op.seq] = shared.setdefault(flags, flags)  # one tuple per pattern
+    found.sort(key=operator.attrgetter("seq"))  # recording order
+    # A tape differentiates only with respect to what it tracks (TensorFlow's tape.h
+    # drops the gradient of a tensor not on the tape): other sources get None.
+    sources = {i for i in source_ids if i in producer}
+    if all(w._id in sources for w in tape._watched):
+        return found, needs, pending  # then whatever the tape tracks leads to a source
+    # 1b. Forward from the sources in recording order: an input is on a path if
+    # it is a source or a kept op made it; keep the ops with one. 2. Count again.
+    kept, needs, pending = [], {}, dict.fromkeys(pending, 0)
+    for op in found:
+        flags = []
+        for x in op.inputs:
+            p = producer.get(x._id)
+            if p is not None and p.seq in pending:  # made by a kept op (it ran before)
+                pending[p.seq] += 1
+                flags.append(True)
+            else:
+                flags.append(x._id in sources)
         if True not in flags:
+            del pending[op.seq]
             continue
         kept.append(op)
-        needs[seq] = flags
-        pending[seq] = 0
-        for x, flag in zip(op.inputs, flags):
-            if flag:
-                p = producer.get(x._id)
-                if p is not None and p.seq in pending:
-                    pending[p.seq] += 1
-        for y in op.outputs:
-            live.add(y._id)
+        if False in flags:
+            flags = tuple(flags)
+            needs[op.seq] = shared.setdefault(flags, flags)
     return kept, needs, pending
 
 
 def run_rule(op, out_grads):
     """Call the op's gradient rule: one gradient (or None) per input, or None
     when no upstream gradient reached the op."""
-    if len(out_grads) == 1:  # the common case, kept fast
+    one = len(out_grads) == 1  # the common case, kept fast
+    if one:
         if out_grads[0] is None:
             return None
     elif any(g is None for g in out_grads):
@@ -141,8 +159,8 @@ def run_rule(op, out_grads):
     rule, batch_safe = entry
     try:
         if batch_safe:  # built-in rules: trusted, any leading batch dims
-            result = rule(op, *out_grads)
-            return result if isinstance(result, (list, tuple)) else (result,)
+            result = rule(op, out_grads[0]) if one else rule(op, *out_grads)
+            return result if type(result) is tuple or type(result) is list else (result,)
         return call_user_rule(op, rule, out_grads, op.outputs, op.inputs, "gradient")
     except Exception as e:
         note_rule_error(e, op, "gradient")

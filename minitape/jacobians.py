@@ -152,7 +152,7 @@ def _stacked_tangents(tape, target, source, seeds, n, unconnected, chunk, use_pf
 
     Each sweep runs the JVP rules of the recorded ops that lie between the
     source and the target, in the order they ran."""
-    path, _, _ = ops_between(tape._producer, [target._id], {source._id})
+    path, _, _ = ops_between(tape, [target._id], {source._id})
     batched, steps = _steps(n, chunk, use_pfor, path)
     pieces = []
     for start, stop in steps:
@@ -224,17 +224,23 @@ def direction_costs(tape, target, sources, n_outputs=None, n_inputs=None):
     n_inputs = [s.size for s in sources] if n_inputs is None else n_inputs
     forward = reverse_assembly = 0
     for s, n in zip(sources, n_inputs):
-        path, needs, _ = ops_between(tape._producer, [target._id], {s._id})
-        forward += n * sum(sum(needs[op.seq]) * sum(y._value.size for y in op.outputs)
+        path, needs, _ = ops_between(tape, [target._id], {s._id})
+        forward += n * sum(sum(_on_path(needs, op)) * sum(y._value.size for y in op.outputs)
                            for op in path)
         if assemble and path:
             block = n * target.size  # the source's columns of the Jacobian
             forward += block * (1 + (s.shape != (n,)))  # transpose (+ reshape)
             reverse_assembly += block * (target.shape != (target.size,))  # reshape
-    path, needs, _ = ops_between(tape._producer, [target._id], {s._id for s in sources})
-    walk = sum(x._value.size for op in path for x, flag in zip(op.inputs, needs[op.seq])
+    path, needs, _ = ops_between(tape, [target._id], {s._id for s in sources})
+    walk = sum(x._value.size for op in path for x, flag in zip(op.inputs, _on_path(needs, op))
                if flag)
     return forward, n_outputs * walk + reverse_assembly
+
+
+def _on_path(needs, op):
+    """Which inputs of an op between the sources and the target lead to a
+    source (`ops_between`'s `needs` lists only the ops where some do not)."""
+    return needs.get(op.seq) or (True,) * len(op.inputs)
 
 
 def _pick_direction(tape, choice, target, sources, method, n_outputs=None, n_inputs=None):
@@ -255,7 +261,7 @@ def _borrows_a_jvp(tape, target, sources):
     "gradient" need not be linear in its upstream (one that clips it is not),
     and then the two directions give different Jacobians; "auto" keeps
     TensorFlow's, reverse mode."""
-    path, _, _ = ops_between(tape._producer, [target._id], {s._id for s in sources})
+    path, _, _ = ops_between(tape, [target._id], {s._id for s in sources})
     for op in path:
         if registry.lookup_jvp(op) is None and registry.lookup(op) is not None:
             return True

@@ -10,11 +10,8 @@ A recorder is anything in `context.state.tapes` with two attributes: `_ops`
 id to the op that made it, None for a watched source). GradientTape and
 ForwardAccumulator are the two recorders.
 """
-import itertools
-
 from .context import state
-
-_next_seq = itertools.count().__next__
+from .tensor import new_id
 
 
 class AllInputs:
@@ -33,7 +30,11 @@ class Operation:
     Gradient rules read `op.inputs`, `op.outputs` and `op.get_attr(name)`.
     """
 
-    __slots__ = ("type", "name", "inputs", "outputs", "attrs", "seq", "needs")
+    __slots__ = ("type", "name", "inputs", "outputs", "attrs", "seq")
+    # needs[i] is False when input i leads to no source, so a rule may skip that
+    # gradient (TensorFlow's `skip_input_indices`). A recorded op is shared by
+    # every walk (and thread), so it never changes: all True (see `with_needs`).
+    needs = ALL_INPUTS
 
     def __init__(self, op_type, inputs, outputs, attrs=None, name=None):
         self.type = op_type
@@ -41,11 +42,9 @@ class Operation:
         self.inputs = inputs
         self.outputs = outputs
         self.attrs = attrs
-        self.seq = _next_seq()  # creation order: a topological order of all ops
-        # needs[i] is False when input i leads to no source, so a rule may skip
-        # that gradient (TensorFlow's `skip_input_indices`). A recorded op is
-        # shared by every walk (and thread), so it never changes: all True.
-        self.needs = ALL_INPUTS
+        # creation order, a topological order of all ops: the id of the first
+        # output (made after every input), so an op keeps no number of its own
+        self.seq = outputs[0]._id if outputs else new_id()
 
     def get_attr(self, name):
         if not self.attrs or name not in self.attrs:
@@ -54,10 +53,9 @@ class Operation:
         return self.attrs[name]
 
     def with_needs(self, needs):
-        """This op as one backward walk's rule sees it: the same fields, with
-        `needs` saying which inputs lead to a source in that walk. A copy, so
-        walks running at once (in threads) never see each other's flags."""
-        op = Operation.__new__(Operation)
+        """This op as one backward walk's rule sees it, with `needs` saying which
+        inputs lead to a source in that walk: a copy, so walks never share flags."""
+        op = _InWalk.__new__(_InWalk)
         op.type, op.name, op.inputs, op.outputs = self.type, self.name, self.inputs, self.outputs
         op.attrs, op.seq, op.needs = self.attrs, self.seq, needs
         return op
@@ -68,10 +66,15 @@ class Operation:
         return f"<Operation {self.name!r} type={self.type} inputs=[{ins}] outputs=[{outs}]>"
 
 
-def record(op_type, inputs, outputs, attrs=None, name=None):
-    """Give a finished op to every active tape that tracks one of its inputs."""
+class _InWalk(Operation):
+    __slots__ = ("needs",)  # an Operation with its own `needs` (`with_needs`)
+
+
+def record(op_type, inputs, outputs, attrs=None, name=None, tapes=None):
+    """Give a finished op to every active tape (`tapes`: the caller has read
+    `state.tapes` already) that tracks one of its inputs."""
     op = None
-    for tape in state.tapes:
+    for tape in state.tapes if tapes is None else tapes:
         producer = tape._producer
         for x in inputs:
             if x._id in producer:
@@ -84,18 +87,3 @@ def record(op_type, inputs, outputs, attrs=None, name=None):
         for y in outputs:
             producer[y._id] = op
     return op
-
-
-def marks():
-    """Where every active tape's record ends now (for `rollback`)."""
-    return [(tape, len(tape._ops)) for tape in state.tapes]
-
-
-def rollback(marks):
-    """Undo what the tapes recorded after `marks()`: a failed computation
-    leaves every tape as it was."""
-    for tape, n in marks:
-        for op in tape._ops[n:]:
-            for y in op.outputs:
-                tape._producer.pop(y._id, None)
-        del tape._ops[n:]

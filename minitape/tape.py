@@ -18,7 +18,6 @@ import numpy as np
 from . import nest, ops
 from .backward import BackwardPass
 from .context import state
-from .recording import marks, rollback
 from .tensor import Tensor, TensorLike, Variable, html_views, is_floating, snapshot, text_views
 
 
@@ -226,6 +225,21 @@ class GradientTape:
         kind = "persistent " if self._persistent else ""
         return (f"<mt.GradientTape ({kind}{len(self._ops)} ops recorded, "
                 f"{len(self._watched)} watched)>")
+
+
+def marks():
+    """Where every active tape's record ends now (for `rollback`)."""
+    return [(tape, len(tape._ops)) for tape in state.tapes]
+
+
+def rollback(marks):
+    """Undo what the tapes recorded after `marks()`: a failed computation
+    leaves every tape as it was."""
+    for tape, n in marks:
+        for op in tape._ops[n:]:
+            for y in op.outputs:
+                tape._producer.pop(y._id, None)
+        del tape._ops[n:]
 
 
 def as_targets(values, method, what, integers="raise"):

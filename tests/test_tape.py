@@ -812,6 +812,34 @@ def test_backward_pass_visits_only_ops_between_sources_and_target():
     assert float(t.gradient(y, x)) == pytest.approx(15.0 * np.cos(2.0))
 
 
+def test_every_source_or_some_of_them_give_tensorflows_gradients():
+    """The walk counts consumers on its way back when the sources are all the
+    tape watches, and sweeps forwards from the sources otherwise: both give
+    TensorFlow 2.21's numbers. A tensor watched after an op used it (that op
+    still counts), a tensor used twice, an intermediate tensor as a source."""
+    x, c = mt.constant(3.0), mt.constant(2.0)
+    with mt.GradientTape(persistent=True) as t:
+        t.watch(x)
+        y = x * c
+        t.watch(c)
+        z = y * c
+    assert [float(g) for g in t.gradient(y, [x, c])] == [2.0, 3.0]
+    assert float(t.gradient(y, c)) == 3.0
+    assert [float(g) for g in t.gradient(z, [x, c])] == [4.0, 12.0]
+    assert float(t.gradient(z, c)) == 12.0
+    assert float(t.gradient(z, x)) == 4.0
+    a = mt.constant(1.5)
+    with mt.GradientTape(persistent=True) as t:
+        t.watch(a)
+        b = a * a
+        d = b + b
+        e = d * b
+    assert [float(g) for g in t.gradient(e, [a, b])] == [27.0, 9.0]
+    assert float(t.gradient(e, b)) == 9.0
+    assert float(t.gradient(e, a)) == 27.0
+    assert t.gradient(e, [mt.constant(1.0), a])[0] is None  # not watched: None
+
+
 def test_python_floats_with_a_float64_dtype_are_not_rounded_through_float32():
     assert mt.constant(0.7, dtype=mt.float64).numpy() == 0.7
     assert mt.Variable(0.7, dtype=mt.float64).numpy() == 0.7

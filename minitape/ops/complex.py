@@ -19,8 +19,8 @@ import numpy as np
 from ..registry import NotDifferentiable, RegisterGradient, RegisterJVP, batch_ndim
 from .broadcasting import full_tangent, lift, unbroadcast
 from ..tensor import Tensor
-from .core import (broadcast_error, elementwise_shape, emit, operands, replay, tangent_batch,
-                   tensor_input)
+from .core import (REAL_SCALARS, broadcast_error, elementwise_shape, emit, operands, replay,
+                   tangent_batch, tensor_input)
 
 _COMPLEX_OF = {np.dtype(np.float32): np.dtype(np.complex64),
                np.dtype(np.float64): np.dtype(np.complex128)}
@@ -121,7 +121,7 @@ replay("Imag", lambda xs, attrs, out_shapes: imag(xs[0]), shape=elementwise_shap
 
 def conj(x, name=None):
     """The complex conjugate; a real (or integer) input is returned as it is."""
-    if type(x) is Tensor and x._value.dtype.kind != "c":
+    if type(x) is Tensor and (type(x._value) in REAL_SCALARS or x._value.dtype.kind != "c"):
         return x  # the common case inside gradient rules: nothing to do, nothing recorded
     x = tensor_input("conj", x)
     if x.dtype.kind != "c":

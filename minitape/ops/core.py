@@ -13,14 +13,25 @@ from ..tensor import Tensor, TensorLike, Variable, holds_tensors, new_id, operan
 
 _new_tensor = Tensor.__new__
 
+# NumPy's scalar types of numbers (np.float32, np.int64, ...). The value of
+# most tensors made by ops on scalars is one of them, and its type tells its
+# dtype: `type(v) is type(w)` says two of them have one dtype, faster than
+# comparing `v.dtype` (which NumPy makes for each scalar it is asked about).
+FLOAT_SCALARS = frozenset(np.dtype(c).type for c in "efdgFDG")
+NUMBER_SCALARS = FLOAT_SCALARS | frozenset(np.dtype(c).type for c in "bhilqBHILQ")
+REAL_SCALARS = NUMBER_SCALARS - frozenset(np.dtype(c).type for c in "FDG")
+
 
 def emit(op_type, value, inputs, attrs=None, name=None):
-    """Wrap an op's NumPy result in a Tensor and let the active tapes record it."""
+    """Wrap an op's NumPy result in a Tensor and let the active tapes record it.
+    (The elementwise ops in `elementwise.py` write these lines out themselves:
+    the arithmetic operators pass there, and a call costs about as much.)"""
     out = _new_tensor(Tensor)  # Tensor(value) without the __init__ call: every op
     out._value = value         # passes here, so these ~50 ns add up
     out._id = new_id()
-    if state.tapes:
-        record(op_type, inputs, (out,), attrs, name)
+    tapes = state.tapes  # (one read of the thread's state: record is handed it)
+    if tapes:
+        record(op_type, inputs, (out,), attrs, name, tapes)
     return out
 
 
@@ -135,10 +146,14 @@ def operands(op_name, x, y):
     """Two operands as tensors of one dtype: Python numbers and arrays take the
     dtype of the tensor beside them; two tensors of different dtypes are an error."""
     tx, ty = type(x), type(y)
-    if tx is Tensor and (ty is float or ty is int) and x._value.dtype.kind == "f":
-        return x, number(x._value.dtype, y)   # the common `y * 2.0`
-    if ty is Tensor and (tx is float or tx is int) and y._value.dtype.kind == "f":
-        return number(y._value.dtype, x), y   # and `1 - y`
+    if tx is Tensor and (ty is float or ty is int):
+        dtype = x._value.dtype
+        if dtype.kind == "f":
+            return x, number(dtype, y)   # the common `y * 2.0`
+    elif ty is Tensor and (tx is float or tx is int):
+        dtype = y._value.dtype
+        if dtype.kind == "f":
+            return number(dtype, x), y   # and `1 - y`
     if tx is list or tx is tuple:
         x = _converted(op_name, x) if holds_tensors(x) else x
     if ty is list or ty is tuple:

@@ -21,11 +21,14 @@ import numpy as np
 from .. import arguments
 from ..context import state
 from ..registry import NotDifferentiable, RegisterGradient, RegisterJVP, batch_ndim
-from ..tensor import Tensor
+from ..recording import record
+from ..tensor import Tensor, new_id
 from .broadcasting import full_tangent, lift, unbroadcast
 from .complex import conj
-from .core import (broadcast_error, emit, float_input, operands, replay, tangent_batch,
-                   tensor_input)
+from .core import (FLOAT_SCALARS, NUMBER_SCALARS, broadcast_error, emit, float_input,
+                   operands, replay, tangent_batch, tensor_input)
+
+_new_tensor = Tensor.__new__
 
 
 def _binary(op_type, op_name, numpy_fn, doc):
@@ -35,8 +38,9 @@ def _binary(op_type, op_name, numpy_fn, doc):
     dtype) is checked first and costs only a few comparisons.
     """
     def op(x, y, name=None):
-        if type(x) is not Tensor or type(y) is not Tensor \
-                or x._value.dtype is not y._value.dtype or x._value.dtype.kind not in "fiuc":
+        if type(x) is not Tensor or type(y) is not Tensor or not (
+                type(x._value) is type(y._value) in NUMBER_SCALARS  # two scalars of one dtype
+                or x._value.dtype is y._value.dtype and x._value.dtype.kind in "fiuc"):
             x, y = operands(op_name, x, y)
         try:
             value = numpy_fn(x._value, y._value)
@@ -44,7 +48,12 @@ def _binary(op_type, op_name, numpy_fn, doc):
             raise broadcast_error(op_name, x, y) from None
         except TypeError:
             raise TypeError(f"{op_name}: not defined for dtype {x.dtype}") from None
-        return emit(op_type, value, (x, y), None, name)
+        out = _new_tensor(Tensor)  # emit(op_type, value, (x, y), None, name), inlined:
+        out._value, out._id = value, new_id()  # the arithmetic operators all pass here
+        tapes = state.tapes
+        if tapes:
+            record(op_type, (x, y), (out,), None, name, tapes)
+        return out
     op.__name__ = op.__qualname__ = op_name
     op.__doc__ = doc
     op.numpy_fn = numpy_fn  # what compiled programs call (compiler.py)
@@ -55,11 +64,18 @@ def _unary(op_type, op_name, numpy_fn, doc, kinds="fc"):
     """Make the elementwise op `op_name(x)`; `kinds` are the dtype kinds it
     accepts (floating point by default)."""
     check = float_input if kinds == "fc" else tensor_input
+    scalars = FLOAT_SCALARS if kinds == "fc" else NUMBER_SCALARS  # (not bools: "biufc")
 
     def op(x, name=None):
-        if type(x) is not Tensor or x._value.dtype.kind not in kinds:
+        if type(x) is not Tensor or (type(x._value) not in scalars
+                                     and x._value.dtype.kind not in kinds):
             x = check(op_name, x)
-        return emit(op_type, numpy_fn(x._value), (x,), None, name)
+        out = _new_tensor(Tensor)  # emit(op_type, ..., (x,), None, name), inlined
+        out._value, out._id = numpy_fn(x._value), new_id()
+        tapes = state.tapes
+        if tapes:
+            record(op_type, (x,), (out,), None, name, tapes)
+        return out
     op.__name__ = op.__qualname__ = op_name
     op.__doc__ = doc
     op.numpy_fn = numpy_fn  # what compiled programs call (compiler.py)
@@ -67,11 +83,15 @@ def _unary(op_type, op_name, numpy_fn, doc, kinds="fc"):
 
 
 def _both(op, grad, gx, gy):
-    """Sum each input's gradient back to that input's shape (None stays None)."""
+    """Sum each input's gradient back to that input's shape (None stays None).
+    A gradient already of its input's shape was not broadcast (and carries no
+    batch dims: it has at least as many dims as grad)."""
     x, y = op.inputs
-    nb = grad._value.ndim - op.outputs[0]._value.ndim  # leading batch dims
-    return (None if gx is None else unbroadcast(gx, x._value.shape, nb),
-            None if gy is None else unbroadcast(gy, y._value.shape, nb))
+    if gx is not None and gx._value.shape != x._value.shape:
+        gx = unbroadcast(gx, x._value.shape, batch_ndim(op, grad))
+    if gy is not None and gy._value.shape != y._value.shape:
+        gy = unbroadcast(gy, y._value.shape, batch_ndim(op, grad))
+    return gx, gy
 
 
 def _lifted(op, tx, ty):
