@@ -287,3 +287,35 @@ def test_08_the_tape_has_no_hessian_method():
     x = tf.constant([1.0, 2.0])
     with pytest.raises(RuntimeError, match="not supported when eager execution"):
         tf.hessians(tf.reduce_sum(x * x), x)
+
+
+def test_00_a_tensor_prints_as_tf_tensor():
+    """00_how_a_tape_works: "A tensor prints as `mt.Tensor(...)`, where
+    TensorFlow prints `tf.Tensor(...)` with the same value, shape and dtype"."""
+    assert str(tf.constant(4.0)) == "tf.Tensor(4.0, shape=(), dtype=float32)"
+
+
+def test_03_identity_n_passes_a_list_through():
+    """03_custom_gradients: "`IdentityN` is an operation that passes a list of
+    tensors through unchanged"."""
+    a, b = tf.constant([1.0, 2.0]), tf.constant(3)
+    out = tf.raw_ops.IdentityN(input=[a, b])
+    assert [o.numpy().tolist() for o in out] == [[1.0, 2.0], 3]
+
+
+def test_03_the_graph_mode_message_names_the_op():
+    """03_custom_gradients: "The message is worded like TensorFlow's graph-mode
+    one, which names the op" (`No gradient defined for operation ... (op type: ...)`)."""
+    with tf.Graph().as_default():
+        x = tf.constant([1.0, 2.0])
+        y = tf.raw_ops.Bucketize(input=x, boundaries=[1.5])
+        with pytest.raises(LookupError, match=r"No gradient defined for operation ?'Bucketize' "
+                                              r"\(op type: Bucketize\)"):
+            tf.gradients(y, x)
+
+
+def test_07_and_10_jacobian_has_no_direction_argument():
+    """07_jacobians and 10_forward_mode: "TensorFlow's `jacobian` has no
+    `experimental_direction` argument"."""
+    for method in (tf.GradientTape.jacobian, tf.GradientTape.batch_jacobian):
+        assert "experimental_direction" not in inspect.signature(method).parameters
