@@ -51,7 +51,15 @@ class ConcreteFunction:
 
     @property
     def inputs(self):
-        return list(self.graph.inputs)
+        """The input specs. In a shape-polymorphic trace a size that may vary
+        is None, and an input of any rank has the shape None, as in
+        TensorFlow's concrete functions."""
+        symbolic = self.graph.symbolic_inputs
+        if symbolic is None:
+            return list(self.graph.inputs)
+        return [TensorSpec(None if shape is None else
+                           tuple(d if isinstance(d, int) else None for d in shape), s.dtype)
+                for s, shape in zip(self.graph.inputs, symbolic)]
 
     def __call__(self, *args, **kwargs):
         template, tensors, key = self._function._split(args, kwargs)
@@ -338,9 +346,11 @@ class Function:
     def get_concrete_function(self, *args, **kwargs):
         """The trace for these arguments (tensors, or mt.TensorSpecs), made if new.
         With an input_signature and no arguments: the trace for the signature
-        (`signature_concrete_function`, the one `mt.saved_model.save` writes)."""
+        (`signature_concrete_function`, the one `mt.saved_model.save` writes),
+        which takes every shape the signature allows when it can, as
+        TensorFlow's does (`TensorSpec(None)`: any rank)."""
         if not args and not kwargs and self.input_signature is not None:
-            return self.signature_concrete_function()
+            return self.signature_concrete_function(any_rank=True)
         template, tensors, key = self._split(args, kwargs)
         concrete = self._concrete_for(template, tensors, key)
         return concrete.trace_for(tensors) if isinstance(concrete, _ByValue) else concrete

@@ -182,15 +182,19 @@ def plot_training_histories(histories, axes=None):
 
     `histories` maps a weight to a dict with lists `task` (the data loss) and
     `norm` (the input-gradient norm), one value per step. Left panel: the
-    data loss; right panel: the input-gradient norm. Returns the two Axes.
+    data loss; right panel: the input-gradient norm. The run without the
+    penalty (weight 0) is drawn faint and dashed, for comparison, when other
+    weights are shown. Returns the two Axes.
     """
     if axes is None:
         axes = _new_axes(None, ncols=2, figsize=(11, 4))
     ax_task, ax_norm = axes
     for weight, h in histories.items():
         label = f"weight = {weight:g}"
-        ax_task.plot(np.arange(len(h["task"])), h["task"], label=label)
-        ax_norm.plot(np.arange(len(h["norm"])), h["norm"], label=label)
+        faint = weight == 0 and len(histories) > 1
+        style = {"color": "0.55", "linestyle": "--"} if faint else {}
+        ax_task.plot(np.arange(len(h["task"])), h["task"], label=label, **style)
+        ax_norm.plot(np.arange(len(h["norm"])), h["norm"], label=label, **style)
     ax_task.set_title("data loss (mean squared error)")
     ax_norm.set_title("input-gradient norm |d out / d x|")
     ax_task.set_ylabel("mean squared error")

@@ -5,7 +5,8 @@ copies of notebooks/07_jacobians.ipynb:
 
 - trusted.ipynb and untrusted.ipynb (a notebook someone downloaded), opened as
   stored, nothing run: the explorer is its static picture, with no widget
-  control (no inert control with a red broken-link icon) and no error;
+  control (no inert control with a red broken-link icon) and no error; and
+  every other notebook the same way, trusted and untrusted (every/);
 - run.ipynb: Run All, save, shut the kernel down, reopen: the explorer's
   one-line note ("run the notebook to use this explorer") shows, and no
   "Error displaying widget", broken widget or `interactive(children=...`.
@@ -80,9 +81,18 @@ def lab():
                    JUPYTER_DATA_DIR=str(tmp / "data"), JUPYTER_RUNTIME_DIR=str(tmp / "runtime"),
                    IPYTHONDIR=str(tmp / "ipython"))
         env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
-        for name in ("trusted.ipynb", "stepper.ipynb"):
-            subprocess.run([sys.executable, "-m", "jupyter", "trust", str(root / name)],
-                           env=env, check=True, capture_output=True)
+        # every notebook, as a student meets it: trusted, and downloaded (untrusted)
+        every = root / "every"
+        every.mkdir()
+        for path in sorted((ROOT / "notebooks").glob("*.ipynb")):
+            shutil.copy(path, every / path.name)
+            nb = json.loads(path.read_text(encoding="utf-8"))
+            nb["metadata"]["title"] = "an untrusted copy"
+            (every / f"untrusted-{path.name}").write_text(json.dumps(nb), encoding="utf-8")
+        trusted = [str(root / "trusted.ipynb"), str(root / "stepper.ipynb")] + [
+            str(p) for p in sorted(every.glob("*.ipynb")) if not p.name.startswith("untrusted-")]
+        subprocess.run([sys.executable, "-m", "jupyter", "trust", *trusted],
+                       env=env, check=True, capture_output=True)
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             port = s.getsockname()[1]
@@ -198,6 +208,36 @@ def test_the_stepper_notebook_shows_pictures_not_clipped_buttons(lab):
     _in_browser(check, lab)
 
 
+def _pictures_stored(path):
+    """How many explorers `path` stores as pictures (tools.rebuild_notebooks)."""
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    return sum("minitape-explorer-fallback" in "".join(o.get("data", {}).get("text/html", ""))
+               for c in cells if c["cell_type"] == "code" for o in c["outputs"])
+
+
+def test_every_notebook_before_running_shows_pictures_not_controls(lab):
+    """Issue 19: each notebook, trusted and untrusted, opened before its kernel
+    ran: every explorer is its picture, and no widget control, broken-link icon
+    or widget error shows (test_the_stepper... and the 07 tests look closer)."""
+    paths = sorted((ROOT / "notebooks").glob("*.ipynb"))
+    assert sum(map(_pictures_stored, paths)) >= 12  # one explorer or more in 00 to 11
+
+    def check(page, lab):
+        from playwright.sync_api import expect
+        for path in paths:
+            for name in (path.name, f"untrusted-{path.name}"):
+                page.goto(f"{lab['url']}lab/tree/every/{name}?reset&token={lab['token']}")
+                tab = page.locator(".lm-DockPanel-tabBar .lm-TabBar-tab.lm-mod-current")
+                expect(tab).to_contain_text(name, timeout=WAIT)
+                notebook = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook")
+                expect(notebook).to_be_visible(timeout=WAIT)
+                expect(notebook.locator(FALLBACK)).to_have_count(_pictures_stored(path),
+                                                                 timeout=WAIT)
+                assert notebook.locator(".jupyter-widgets, .widget-button").count() == 0, name
+                _assert_nothing_broken(page, notebook)
+    _in_browser(check, lab)
+
+
 def test_saving_an_unchanged_notebook_rewrites_nothing(lab):
     """Issue 19: trusting or saving rewrote 12 notebooks (a dirty `git status`
     for a student who only read them)."""
@@ -293,6 +333,7 @@ def _run_save_reopen(page, lab):
     expect(note).to_have_count(1, timeout=WAIT)
     expect(note).to_be_visible()
     expect(note).to_contain_text("Run the notebook to use this explorer")
+    _assert_nothing_broken(page, notebook)  # while the kernel starts: no "Loading widget..."
     page.wait_for_timeout(5000)  # the widget manager gives up on a model after 2 s
     _assert_nothing_broken(page, notebook)
     assert notebook.locator(".widget-interact").count() == 0

@@ -210,3 +210,41 @@ def test_compute_gradient_float32_and_unconnected():
 def test_compute_gradient_catches_wrong_rule():
     theoretical, numerical = compute_gradient(wrong_square, [mt.constant(X)])
     np.testing.assert_allclose(theoretical[0], 1.5 * numerical[0], rtol=1e-6)
+
+
+# --- check_untouched: the graded checks' own tools -------------------------------------
+
+def test_nothing_is_replaced_in_a_fresh_process():
+    from minitape.test import untouched
+    assert untouched() == []
+
+
+@pytest.mark.parametrize("target, replacement, named", [
+    ("numpy.testing.assert_allclose", lambda *a, **k: None, "numpy.testing.assert_allclose"),
+    ("numpy.allclose", lambda *a, **k: True, "numpy.allclose"),
+    ("math.isclose", lambda *a, **k: True, "math.isclose"),
+    ("math.isclose", max, "math.isclose"),              # another built-in under its name
+    ("builtins.all", any, "builtins.all"),
+    ("unittest.mock.patch.object", lambda *a, **k: None, "unittest.mock.patch.object"),
+    ("minitape.GradientTape.gradient", lambda *a, **k: None, "GradientTape.gradient"),
+    ("minitape.registry.lookup", lambda op: None, "minitape.registry.lookup"),
+    # one level down: a helper the shipped function calls
+    ("numpy.testing._private.utils.assert_array_compare", lambda *a, **k: None,
+     "numpy.testing.assert_allclose"),
+])
+def test_a_replaced_tool_is_named(monkeypatch, target, replacement, named):
+    """Issue 19: an answer cell could patch the checker
+    (`np.testing.assert_allclose = lambda *a, **k: None`) and pass any check."""
+    import importlib
+
+    from minitape.test import check_untouched, untouched
+    module_name, attribute = target.rsplit(".", 1)
+    try:
+        owner = importlib.import_module(module_name)
+    except ImportError:  # a class or an attribute path: minitape.GradientTape, mock.patch
+        parent, name = module_name.rsplit(".", 1)
+        owner = getattr(importlib.import_module(parent), name)
+    monkeypatch.setattr(owner, attribute, replacement)
+    assert any(named in r for r in untouched())
+    with pytest.raises(AssertionError, match="the check's own tools were replaced"):
+        check_untouched()

@@ -454,6 +454,32 @@ def test_tensor_spec_none_with_a_custom_gradient_differentiates_every_rank():
     assert f.experimental_get_tracing_count() == 1
 
 
+def test_the_signature_concrete_function_takes_any_rank_as_in_tensorflow():
+    """get_concrete_function() with no arguments is the trace for the input
+    signature: with TensorSpec(None) TensorFlow's takes any shape and reports
+    an unknown shape (TensorFlow 2.21: `concrete.inputs[0].shape` is
+    `<unknown>`). It was a scalar trace that refused a vector (issue 19,
+    notebook 04)."""
+    @mt.function(input_signature=[mt.TensorSpec(None)])
+    def f(x):
+        return clip_gradients(x) * 2.0
+
+    concrete = f.get_concrete_function()
+    assert "(t0: float32[...])" in str(concrete.graph)
+    assert [s.shape for s in concrete.inputs] == [None]
+    for value in (3.0, [1.0, 2.0], [[1.0], [2.0]]):
+        np.testing.assert_array_equal(concrete(mt.constant(value)).numpy(),
+                                      2.0 * np.array(value, np.float32))
+    f(mt.constant([[5.0, 6.0]]))
+    assert f.experimental_get_tracing_count() == 1
+
+    @mt.function(input_signature=[mt.TensorSpec([None, 3]), mt.TensorSpec([2])])
+    def g(a, b):
+        return mt.reduce_sum(a) + b
+
+    assert [s.shape for s in g.get_concrete_function().inputs] == [(None, 3), (2,)]
+
+
 def test_tensor_spec_none_reducing_one_axis_is_traced_per_shape():
     """reduce_sum(axis=0) means different things for a vector and a matrix: no
     single trace for every rank, so each shape gets its own (still right)."""

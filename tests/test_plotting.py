@@ -118,6 +118,10 @@ def test_plot_training_histories_two_panels():
                  0.1: {"task": [1, 0.6, 0.4], "norm": [3, 2, 1]}}
     ax_task, ax_norm = plotting.plot_training_histories(histories)
     assert [ln.get_label() for ln in ax_norm.lines] == ["weight = 0", "weight = 0.1"]
+    # notebook 06: "The faint curves are the unpenalised run for comparison"
+    baseline, penalised = ax_norm.lines
+    assert baseline.get_linestyle() == "--" and penalised.get_linestyle() == "-"
+    assert baseline.get_color() == "0.55" and penalised.get_color() != "0.55"
     np.testing.assert_allclose(ax_norm.lines[1].get_ydata(), [3, 2, 1])
     np.testing.assert_allclose(ax_task.lines[0].get_ydata(), [1, 0.5, 0.2])
 

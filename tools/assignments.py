@@ -13,6 +13,7 @@ passes on the solution); for tests/test_exercise_shortcuts.py, `try_answers`
 """
 import argparse
 import copy
+import os
 import shutil
 import sys
 import tempfile
@@ -64,6 +65,11 @@ def generate(notebooks, course_dir):
     from nbgrader.apps import NbGraderAPI
     from traitlets.config import Config
 
+    # nbgrader runs the `alembic` command of its environment: find it when this
+    # Python was started by path (.venv/bin/python) without activating the venv.
+    here = os.path.dirname(sys.executable)
+    if here not in os.environ.get("PATH", "").split(os.pathsep):
+        os.environ["PATH"] = here + os.pathsep + os.environ.get("PATH", "")
     course_dir = Path(course_dir)
     source = course_dir / "source" / ASSIGNMENT
     source.mkdir(parents=True, exist_ok=True)
@@ -130,6 +136,42 @@ def round_trip(instructor, student, workdir, timeout=600):
     return results
 
 
+# Each answer tried runs between these two cells, so that one that patches
+# Python, NumPy, unittest.mock or minitape (a shortcut that replaces the
+# checker's tools, or registers a gradient rule) leaves the next answer, and
+# the real solution, the kernel it found.
+SNAPSHOT = """
+import sys as _sys
+_tried_modules = ("builtins", "math", "numpy", "numpy.testing", "numpy.testing._private.utils",
+                  "unittest.mock", "minitape", "minitape.registry", "minitape.recording",
+                  "minitape.test", "minitape.widgets.forward")
+_tried_saved = {m: dict(vars(_sys.modules[m])) for m in _tried_modules if m in _sys.modules}
+_tried_mt = _sys.modules.get("minitape")
+_tried_classes = [c for k in (_tried_mt.GradientTape, _tried_mt.Tensor, _tried_mt.Variable,
+                              _tried_mt.autodiff.ForwardAccumulator)
+                  for c in k.__mro__ if c.__module__.startswith("minitape")] if _tried_mt else []
+_tried_saved_classes = {c: dict(vars(c)) for c in _tried_classes}
+_tried_rules = {name: dict(getattr(_sys.modules["minitape.registry"], name))
+                for name in ("_rules", "_jvp_rules")} if "minitape.registry" in _sys.modules else {}
+"""
+RESTORE = """
+for _m, _saved in _tried_saved.items():
+    _now = vars(_sys.modules[_m])
+    for _k in [k for k in _now if k not in _saved]:
+        del _now[_k]
+    _now.update(_saved)
+for _c, _saved in _tried_saved_classes.items():
+    for _k in [k for k in vars(_c) if k not in _saved]:
+        delattr(_c, _k)
+    for _k, _v in _saved.items():
+        if vars(_c).get(_k) is not _v and _k not in ("__dict__", "__weakref__", "__doc__"):
+            setattr(_c, _k, _v)
+for _name, _saved in _tried_rules.items():
+    getattr(_sys.modules["minitape.registry"], _name).clear()
+    getattr(_sys.modules["minitape.registry"], _name).update(_saved)
+"""
+
+
 def try_answers(instructor, answers, workdir, timeout=600, checks=False):
     """Run the instructor's notebook top to bottom in one kernel; at each
     solution cell whose grade id is in `answers` (a dict: grade id -> {name:
@@ -137,8 +179,9 @@ def try_answers(instructor, answers, workdir, timeout=600, checks=False):
     its check (hidden tests included), then the real solution. Returns {(grade
     id, name): (the answer cell's error, the check's error)}, each None when
     that cell ran cleanly (an error in a cell between them counts as the
-    check's). With `checks`, also {check's grade id: its error or None} for
-    the notebook's own run."""
+    check's). Each answer runs between SNAPSHOT and RESTORE, so what it
+    patched does not reach the next one. With `checks`, also {check's grade
+    id: its error or None} for the notebook's own run."""
     import nbformat
     from nbclient import NotebookClient
 
@@ -153,6 +196,9 @@ def try_answers(instructor, answers, workdir, timeout=600, checks=False):
             if is_solution(cell) and grade_id in answers:
                 check = next(j for j in range(k + 1, len(code)) if is_check(code[j][1]))
                 for name, source in answers[grade_id].items():
+                    guard = nbformat.v4.new_code_cell(SNAPSHOT)
+                    client.execute_cell(guard, index)
+                    assert _error(guard) is None, _error(guard)
                     errors = []
                     for c in [nbformat.v4.new_code_cell(source)] + [
                             copy.deepcopy(c) for _, c in code[k + 1:check + 1]]:
@@ -161,6 +207,9 @@ def try_answers(instructor, answers, workdir, timeout=600, checks=False):
                         errors.append(_error(c))
                     results[(grade_id, name)] = (errors[0], errors[-1] or next(
                         (f"in a cell before the check: {e}" for e in errors[1:] if e), None))
+                    guard = nbformat.v4.new_code_cell(RESTORE)
+                    client.execute_cell(guard, index)
+                    assert _error(guard) is None, _error(guard)
             client.execute_cell(cell, index)
             if checks and is_check(cell):
                 results[grade_id] = _error(cell)

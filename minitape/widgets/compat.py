@@ -15,16 +15,18 @@ NOTE_CLASS = "minitape-explorer-note"
 NOTE_TEXT = ("Explorer: its controls work while this notebook's kernel runs. "
              "Reopened or not yet run? Run the notebook to use this explorer.")
 # A widget view whose model is gone (the notebook was saved and reopened, the
-# kernel is not running it) renders as bare text, "Error displaying widget:
-# model not found". The note above the explorer already says what to do, so
-# the rule hides that text. It applies only where the note is rendered as
-# trusted HTML (JupyterLab, Notebook 7); elsewhere the note alone shows.
-# (JupyterLab 4: the widget renderer's node is `.jp-OutputArea-output.jupyter-widgets`;
-# a live view puts elements in it, a dead one only that text. CSS allows no
-# :has() inside another :has(), so the rule hides that node, not its row.)
+# kernel is not running it) renders as bare text: "Loading widget..." until the
+# kernel has started (tens of seconds on a busy machine), then "Error
+# displaying widget: model not found". The note above the explorer already
+# says what to do, so the rule hides that text. It applies only where the note
+# is rendered as trusted HTML (JupyterLab, Notebook 7); elsewhere the note
+# alone shows. (JupyterLab 4: the output node after the note's holds the
+# widget view; a live view puts elements in it, a loading or dead one only
+# text. CSS allows no :has() inside another :has(), so the rule hides that
+# node, not its row.)
 _HIDE_DEAD_VIEW = (
     f".jp-OutputArea-child:has(.{NOTE_CLASS}) + .jp-OutputArea-child > "
-    ".jp-OutputArea-output.jupyter-widgets:not(:has(*)) { display: none; }")
+    ".jp-OutputArea-output:not(:has(*)) { display: none; }")
 NOTE_HTML = (f'<div class="{NOTE_CLASS}" style="font-size: 0.85em; opacity: 0.75;">'
              f"{NOTE_TEXT}</div><style>{_HIDE_DEAD_VIEW}</style>")
 
