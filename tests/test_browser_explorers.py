@@ -254,7 +254,7 @@ def test_saving_an_unchanged_notebook_rewrites_nothing(lab):
         while path.stat().st_mtime_ns == written and time.monotonic() < deadline:
             page.wait_for_timeout(250)
         assert path.stat().st_mtime_ns != written, "JupyterLab did not save"
-        saved = path.read_bytes()
+        saved = _settled(path)
         if saved != stored:
             import difflib
             diff = difflib.unified_diff(stored.decode().splitlines(), saved.decode().splitlines(),
@@ -271,6 +271,23 @@ def test_untrusted_notebook_shows_the_picture_before_running(lab):
 
 def test_after_run_all_save_and_reopen_no_widget_is_broken(lab):
     _in_browser(_run_save_reopen, lab)
+
+
+def _settled(path, seconds=20):
+    """The file's bytes once a save has finished: the server writes in steps,
+    so a read right after the modification time moves can see an empty or
+    half-written file. Settled = parses as JSON and is unchanged 0.5 s later."""
+    deadline = time.monotonic() + seconds
+    while True:
+        data = path.read_bytes()
+        time.sleep(0.5)
+        try:
+            json.loads(data)
+            if path.read_bytes() == data:
+                return data
+        except ValueError:
+            pass
+        assert time.monotonic() < deadline, f"{path.name} did not settle after the save"
 
 
 def _kernel_idle(page):
@@ -321,7 +338,7 @@ def _run_save_reopen(page, lab):
     while saved.read_bytes() == before:
         assert time.monotonic() < deadline, "the notebook was not saved"
         page.wait_for_timeout(250)
-    stored = json.loads(saved.read_text(encoding="utf-8"))
+    stored = json.loads(_settled(saved))
     outputs = [o for c in stored["cells"] if c["cell_type"] == "code" for o in c["outputs"]]
     assert any("minitape-explorer-note" in "".join(o.get("data", {}).get("text/html", ""))
                for o in outputs), "the note was not saved"
@@ -334,6 +351,7 @@ def _run_save_reopen(page, lab):
     expect(note).to_be_visible()
     expect(note).to_contain_text("Run the notebook to use this explorer")
     _assert_nothing_broken(page, notebook)  # while the kernel starts: no "Loading widget..."
+    expect(_kernel_idle(page)).to_have_count(1, timeout=WAIT)  # the kernel connected
     page.wait_for_timeout(5000)  # the widget manager gives up on a model after 2 s
-    _assert_nothing_broken(page, notebook)
+    _assert_nothing_broken(page, notebook)  # no "Error displaying widget: model not found"
     assert notebook.locator(".widget-interact").count() == 0
