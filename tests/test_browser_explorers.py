@@ -164,7 +164,11 @@ def _in_browser(check, lab):
 def _open(page, lab, name):
     from playwright.sync_api import expect
 
-    page.goto(f"{lab['url']}lab/tree/{name}?token={lab['token']}")
+    # ?reset: a fresh workspace, or the server's saved one reopens the tabs an
+    # earlier test left (another notebook's panel then answers the locator)
+    page.goto(f"{lab['url']}lab/tree/{name}?reset&token={lab['token']}")
+    tab = page.locator(".lm-DockPanel-tabBar .lm-TabBar-tab.lm-mod-current")
+    expect(tab).to_contain_text(name, timeout=WAIT)
     notebook = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook")
     expect(notebook).to_be_visible(timeout=WAIT)
     return notebook

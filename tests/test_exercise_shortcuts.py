@@ -778,8 +778,8 @@ KNOWN_OPEN = {
 # Other honest ways to the point: each must PASS the check, so that the hidden
 # tests grade the lesson and not one spelling of it.
 ALTERNATIVES = {
-    "00_how_a_tape_works.ipynb": {
-        "ex00-solution": {
+    "00b_how_a_tape_works.ipynb": {
+        "ex00b-solution": {
             "a depth-first post-order, reversed": '''
 def backward_order(ops):
     producer = {id(y): op for op in ops for y in op.outputs}

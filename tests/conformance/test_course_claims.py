@@ -26,7 +26,7 @@ quiet(tf)
 
 
 def test_00_graph_names_number_repeats_after_the_python_function():
-    """00_how_a_tape_works: "TensorFlow numbers repeated names the same way in a
+    """00b_how_a_tape_works: "TensorFlow numbers repeated names the same way in a
     graph (inside `tf.function`), but it names an operation after the Python
     function that made it: `mul`, `mul_1`, `add`"."""
     names = []
@@ -44,15 +44,15 @@ def test_00_graph_names_number_repeats_after_the_python_function():
 
 
 def test_00_eager_tensors_have_no_name():
-    """00_how_a_tape_works: "TensorFlow's eager tensors have no names at all, and
+    """00b_how_a_tape_works: "TensorFlow's eager tensors have no names at all, and
     asking for one raises an error"."""
     with pytest.raises(AttributeError, match="eager execution"):
         tf.constant(3.0).name
 
 
 def test_00_the_tape_walks_by_usage_counts():
-    """00_build_a_tape: "Usage counts (TensorFlow's `tape.h` and minitape's
-    `backward.py` do this)"; 00_how_a_tape_works: "minitape, like TensorFlow's
+    """00a_build_a_tape: "Usage counts (TensorFlow's `tape.h` and minitape's
+    `backward.py` do this)"; 00b_how_a_tape_works: "minitape, like TensorFlow's
     tape, derives the order from usage counts"."""
     header = Path(tf.__file__).parent / "include" / "tensorflow" / "c" / "eager" / "tape.h"
     if not header.exists():
@@ -290,7 +290,7 @@ def test_08_the_tape_has_no_hessian_method():
 
 
 def test_00_a_tensor_prints_as_tf_tensor():
-    """00_how_a_tape_works: "A tensor prints as `mt.Tensor(...)`, where
+    """00b_how_a_tape_works: "A tensor prints as `mt.Tensor(...)`, where
     TensorFlow prints `tf.Tensor(...)` with the same value, shape and dtype"."""
     assert str(tf.constant(4.0)) == "tf.Tensor(4.0, shape=(), dtype=float32)"
 
