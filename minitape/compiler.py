@@ -148,17 +148,22 @@ def assign(variable, value):
     variable._value = frozen(value, variable.dtype)
 
 
-def assign_add(variable, value):
+def assign_add(variable, value, sign=1):
     """As Variable.assign_add: an integer result that would wrap around raises."""
-    variable._value = frozen(arguments.exact_sum(
-        variable._what("assign_add"), variable._value, np.asarray(value, variable.dtype), 1),
-        variable.dtype)
+    old, delta = variable._value, np.asarray(value, variable.dtype)
+    if old.dtype.kind in "iu":
+        op = "assign_add" if sign > 0 else "assign_sub"
+        new = arguments.exact_sum(variable._what(op), old, delta, sign)
+    else:
+        with np.errstate(over="ignore"):  # (as exact_sum: inf without a warning)
+            new = old + delta if sign > 0 else old - delta
+    new = np.asarray(new, variable.dtype)  # a new array: frozen without a copy
+    new.flags.writeable = False
+    variable._value = new
 
 
 def assign_sub(variable, value):
-    variable._value = frozen(arguments.exact_sum(
-        variable._what("assign_sub"), variable._value, np.asarray(value, variable.dtype), -1),
-        variable.dtype)
+    assign_add(variable, value, -1)
 
 
 HELPERS = {"np": np, "matmul_rows": matmul_rows, "matmul_columns": matmul_columns,
@@ -352,17 +357,14 @@ class Program:
         return self._pack(self.fn(*arrays))
 
     def run(self, tensors):
-        """The same, for input Tensors (one input and one output kept fast)."""
-        values = self.fn(tensors[0]._value) if len(tensors) == 1 else \
-            self.fn(*[t._value for t in tensors])
-        if self._flat_tuple:
-            return (Tensor(values[0]),) if len(values) == 1 else \
-                tuple([Tensor(v) for v in values])
-        return self._pack(values)
+        """The same, for input Tensors (one input kept fast)."""
+        return self._pack(self.fn(tensors[0]._value) if len(tensors) == 1 else
+                          self.fn(*[t._value for t in tensors]))
 
     def _pack(self, values):
         if self._flat_tuple:
-            return tuple([Tensor(v) for v in values])
+            return (Tensor(values[0]),) if len(values) == 1 else \
+                tuple([Tensor(v) for v in values])
         values = iter(values)
         return pack_outputs(self.outputs, lambda ref: Tensor(next(values)))
 
@@ -383,7 +385,7 @@ _SCALAR_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
 
 def _shown(value):
-    """A bound value as a header comment shows it (one line; see `_comment`)."""
+    """A bound value as a header comment shows it: one line, plain (see `_plain`)."""
     if isinstance(value, (np.ndarray, np.generic)):
         v = np.asarray(value)
         text, kind = show_constant(v), f"{v.dtype.name} array of shape {tuple(v.shape)}"
@@ -624,31 +626,10 @@ def compile_graph(graph, input_names=None, shapes=None, name=None):
                                                        graph.inputs, from_graph))
     used, lines = _drop_unused(lines, flat)
     lines, flat = _renumber(lines, flat, bases, {fname, *params, *bound, *HELPERS, "Tensor"})
-    # The constants left, numbered again in order (c0, c1, ...: no gaps either)
-    bound = {i: note for i, note in bound.items() if i in used}
-    arrays_of = {i: a for i, a in arrays_of.items() if i in used}
-    kept = [i for i in bound if i in arrays_of or i in other_constants]
-    order = {old: f"c{k}" for k, old in enumerate(kept)}
-    if any(old != new for old, new in order.items()) and \
-            all(re.fullmatch(r"c\d+", old) for old in order) and \
-            not set(order.values()) & (used - set(order)):
-        values = {old: namespace.pop(old) for old in order}
-        namespace.update((order[old], value) for old, value in values.items())
-        bound = {order.get(i, i): (order[i] + bound[i][len(i):] if i in order else bound[i])
-                 for i in bound}
-        arrays_of = {order.get(i, i): a for i, a in arrays_of.items()}
-        powered = {order.get(i, i) for i in powered}
-        used = {order.get(i, i) for i in used}
-
-        def renamed(text):
-            return _NAME.sub(lambda m: order.get(m.group(0), m.group(0)), text)
-        lines = [renamed(line.split("  #", 1)[0]) + "  #" + line.split("  #", 1)[1]
-                 if "  #" in line else renamed(line) for line in lines]
-        flat = [renamed(r) for r in flat]
     for ident, array in arrays_of.items():
         if ident not in powered:
             namespace[ident] = array[()]  # a NumPy scalar (see _SCALAR_DTYPES)
-    header = [f"    # {note}" for note in bound.values()]
+    header = [f"    # {note}" for ident, note in bound.items() if ident in used]
     helpers = sorted(h for h in used & set(HELPERS) if h != "np")
     if "np" in used or helpers:
         header.append("    # " + ", ".join(
@@ -701,8 +682,8 @@ class _Step:
         self.comment, self.line, self.shape, self.dtype = comment, line, shape, dtype
 
 
-_MASKS = ("SelectV2",)
 _ELEMENTWISE = ("AddV2", "Sub", "Mul", "RealDiv")
+_WHERE = "np.where({0}, {1}, {2})"
 
 
 def _mask_once(lines, steps, returned, spec):
@@ -710,13 +691,11 @@ def _mask_once(lines, steps, returned, spec):
     where m holds, both take f(a); elsewhere both take c. So the inner `where`
     goes (when nothing else uses it), exactly: a ReLU's Hessian masks twice."""
     uses = {}
-    for line in lines:
+    for line in lines + ["= " + ", ".join(returned)]:
         for name in _NAME.findall(line.split("  #", 1)[0].partition(" = ")[2]):
             uses[name] = uses.get(name, 0) + 1
-    for name in returned:
-        uses[name] = uses.get(name, 0) + 1
     for outer in steps.values():
-        if outer.op not in _MASKS or outer.template != "np.where({0}, {1}, {2})":
+        if outer.template != _WHERE:
             continue
         mask, middle_name, other = outer.args
         middle = steps.get(middle_name)
@@ -724,23 +703,18 @@ def _mask_once(lines, steps, returned, spec):
             continue
         for k, inner_name in enumerate(middle.args):
             inner = steps.get(inner_name)
-            if inner is None or inner.template != "np.where({0}, {1}, {2})" or                     inner.args[0] != mask or uses.get(inner_name) != 1 or k >= 2:
+            if inner is None or inner.template != _WHERE or inner.args[0] != mask \
+                    or uses.get(inner_name) != 1:
                 continue
             kept = inner.args[1]
-            kept_shape, kept_dtype = spec(kept)
-            operand_shape, _ = spec(middle.args[1 - k])
-            if None in (kept_shape, operand_shape, outer.shape, spec(mask)[0], spec(other)[0]) \
-                    or kept_dtype != inner.dtype:
-                continue
-            if np.broadcast_shapes(spec(mask)[0], np.broadcast_shapes(kept_shape, operand_shape),
-                                   spec(other)[0]) != tuple(outer.shape):
-                continue
-            args = list(middle.args)
-            args[k] = kept
-            text = middle.template.format(*args, **middle.fields)
+            shapes = [spec(name)[0] for name in (kept, middle.args[1 - k], mask, other)]
+            if None in shapes or outer.shape is None or spec(kept)[1] != inner.dtype or \
+                    np.broadcast_shapes(*shapes) != tuple(outer.shape):
+                continue  # (f(a) must come out as f(where(...)) did, where m holds)
+            middle.args = middle.args[:k] + [kept] + middle.args[k + 1:]
             target = lines[middle.line].split(" = ", 1)[0]
-            lines[middle.line] = f"{target} = {text}  # {middle.comment}"
-            middle.args = args
+            lines[middle.line] = f"{target} = " \
+                f"{middle.template.format(*middle.args, **middle.fields)}  # {middle.comment}"
             uses[inner_name] -= 1
             uses[kept] = uses.get(kept, 0) + 1
             break

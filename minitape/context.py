@@ -11,10 +11,8 @@ class _ThreadState(threading.local):
         self.tapes = []              # GradientTapes recording now, outermost first
         self.variable_watchers = []  # lists that collect the variables read (custom_gradient)
         self.value_readers = []      # traces, told of each value read as a Python value
-        # What the ops being computed now are part of: None (the function's own
-        # computation), "adjoint" (a tape's gradient or jacobian call) or
-        # "tangent" (a forward accumulator's JVP rule). Traces keep it for
-        # each op, so a compiled program can name its derivative lines.
+        # What the ops computed now belong to: None (the function itself), "adjoint" (a
+        # tape's gradient or jacobian call), "tangent" (a JVP rule); traces keep it per op
         self.derivative = None
 
 
