@@ -185,9 +185,8 @@ LINES = {
     "Log": "np.log({0})", "Sin": "np.sin({0})", "Cos": "np.cos({0})",
     "Tanh": "np.tanh({0})", "Abs": "np.abs({0})", "Sign": "np.sign({0})",
     "Round": "np.round({0})", "Floor": "np.floor({0})",
-    "Equal": "np.equal({0}, {1})", "NotEqual": "np.not_equal({0}, {1})",
-    "Less": "np.less({0}, {1})", "LessEqual": "np.less_equal({0}, {1})",
-    "Greater": "np.greater({0}, {1})", "GreaterEqual": "np.greater_equal({0}, {1})",
+    "Equal": "{0} == {1}", "NotEqual": "{0} != {1}", "Less": "{0} < {1}",
+    "LessEqual": "{0} <= {1}", "Greater": "{0} > {1}", "GreaterEqual": "{0} >= {1}",
     "SelectV2": "np.where({0}, {1}, {2})",
     "Sigmoid": "sigmoid({0})", "Relu": "np.maximum({0}, 0)", "Elu": "elu({0})",
     "Softplus": "softplus({0})", "Softmax": "softmax({0}, {axis})",
@@ -627,7 +626,7 @@ def compile_graph(graph, input_names=None, shapes=None, name=None):
     used, lines = _drop_unused(lines, flat)
     lines, flat = _renumber(lines, flat, bases, {fname, *params, *bound, *HELPERS, "Tensor"})
     for ident, array in arrays_of.items():
-        if ident not in powered:
+        if ident not in powered and ident not in flat:  # (a returned constant: an array)
             namespace[ident] = array[()]  # a NumPy scalar (see _SCALAR_DTYPES)
     header = [f"    # {note}" for ident, note in bound.items() if ident in used]
     helpers = sorted(h for h in used & set(HELPERS) if h != "np")
