@@ -160,6 +160,7 @@ class _TangentPusher(list):
         tracked = [r._producer for r in paused]
         for r in paused:
             r._producer = {}
+        outer, state.derivative = state.derivative, "tangent"
         try:
             # A custom_gradient call: as in TensorFlow, an output moves as f's
             # own result moved through f's ops (the custom rule is ignored);
@@ -173,6 +174,7 @@ class _TangentPusher(list):
                 if t is not None:
                     acc._tangents[y._id] = t
         finally:
+            state.derivative = outer
             for r, producer in zip(paused, tracked):
                 r._producer = producer
 

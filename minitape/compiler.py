@@ -7,13 +7,18 @@ trace. A gradient taken inside the function was traced into the same graph
 (its rules are minitape ops), so its adjoint lines come out too:
 
     def f(x):
-        mul = x * x                       # Mul
-        mul_1 = mul * x                   # Mul
-        grad_mul = c0 * x                 # Mul (adjoint)
-        ...
-        return (mul_1, grad_add)
+        # c0 = 3.0 (float32)
+        # c1 = 2.0 (float32)
+        pow = x ** c0                     # Pow
+        grad_pow = x ** c1                # Pow (adjoint)
+        grad_mul = c0 * grad_pow          # Mul (adjoint)
+        return (pow, grad_mul)
 
 The program holds no Tensors, tapes or registry look-ups: only NumPy calls.
+A line's name says where it came from: `grad_...` for a node the tape's
+gradient or jacobian call recorded (the trace keeps each node's `role`, see
+`context.state.derivative`), `tangent_...` for one a forward accumulator's JVP
+rule recorded, the op's word (`mul`, `matmul`) for the function's own.
 
 What is written into the source, and what is not. The text holds identifiers
 that this module makes (sanitised variable names, op-derived names, `c0`,
@@ -21,12 +26,19 @@ that this module makes (sanitised variable names, op-derived names, `c0`,
 (shapes, axes, einsum equations, indices, constants, variables) is passed in
 as a bound value of the function's namespace and named by an identifier, never
 pasted into the text, so a graph loaded from a hostile file cannot make code.
+The comments at the top list each bound name and its value: numbers, shapes
+and plain names only (`_plain`: anything with a quote, a backslash or a line
+break is "(not shown)").
 
 Simplifications, each exact: Identity, StopGradient and IdentityN lines become
 aliases (IdentityN's outputs are the forward values of its custom gradient);
 reshapes and broadcasts to the shape the value already has are dropped; a
 node whose inputs are all constants is computed once, here, through the
-ordinary op; nodes whose values reach no output and no assignment are dropped.
+ordinary op; nodes whose values reach no output and no assignment are dropped;
+a mask applied twice is applied once (`_mask_once`); a stack of matrices times
+a matrix is one product (`matmul_rows`). For speed, 0-d float constants that
+only scalar lines use are NumPy scalars (`_SCALAR_DTYPES`), and lines call
+methods (`x.reshape(shape)`) rather than NumPy's wrappers of them.
 
 The rules' zero-times-inf masks have their own module, `program_masks.py`: a
 product rule's mask goes into the product's line, and matmul's and einsum's
@@ -42,12 +54,12 @@ import numpy as np
 
 from . import arguments, ops
 from .context import state
-from .graph import OPS, pack_outputs
+from .graph import OPS, Ref, pack_outputs, show_constant
 from .ops.elementwise import power, unmoved_zeroed
 from .ops.unmoved_products import all_finite, unmoved_kernel
 from .program_masks import (MasksNeeded, check_finite, is_true, mask_is_idle, masks_in_place,
                             moved, same_value)
-from .tensor import Tensor
+from .tensor import Tensor, Variable
 
 __all__ = ["compile_graph", "Program", "LINES"]
 
@@ -102,9 +114,11 @@ def matmul_rows(a, b):
 
 def matmul_columns(a, b):
     """(m, k) @ (..., k, n) as ONE matrix product: the stack's columns side by side."""
+    nb = b.ndim
     k, n = b.shape[-2:]
-    out = (a @ np.moveaxis(b, -2, 0).reshape(k, -1)).reshape(a.shape[:1] + b.shape[:-2] + (n,))
-    return np.moveaxis(out, 0, -2)
+    side_by_side = b.transpose((nb - 2,) + tuple(range(nb - 2)) + (nb - 1,)).reshape(k, -1)
+    out = (a @ side_by_side).reshape(a.shape[:1] + b.shape[:-2] + (n,))
+    return out.transpose(tuple(range(1, nb - 1)) + (0, nb - 1))
 
 
 def solve(a, b, adjoint):
@@ -142,17 +156,22 @@ def assign(variable, value):
     variable._value = frozen(value, variable.dtype)
 
 
-def assign_add(variable, value):
+def assign_add(variable, value, sign=1):
     """As Variable.assign_add: an integer result that would wrap around raises."""
-    variable._value = frozen(arguments.exact_sum(
-        variable._what("assign_add"), variable._value, np.asarray(value, variable.dtype), 1),
-        variable.dtype)
+    old, delta = variable._value, np.asarray(value, variable.dtype)
+    if old.dtype.kind in "iu":
+        op = "assign_add" if sign > 0 else "assign_sub"
+        new = arguments.exact_sum(variable._what(op), old, delta, sign)
+    else:
+        with np.errstate(over="ignore"):  # (as exact_sum: inf without a warning)
+            new = old + delta if sign > 0 else old - delta
+    new = np.asarray(new, variable.dtype)  # a new array: frozen without a copy
+    new.flags.writeable = False
+    variable._value = new
 
 
 def assign_sub(variable, value):
-    variable._value = frozen(arguments.exact_sum(
-        variable._what("assign_sub"), variable._value, np.asarray(value, variable.dtype), -1),
-        variable.dtype)
+    assign_add(variable, value, -1)
 
 
 HELPERS = {"np": np, "matmul_rows": matmul_rows, "matmul_columns": matmul_columns,
@@ -176,26 +195,25 @@ LINES = {
     "Log": "np.log({0})", "Sin": "np.sin({0})", "Cos": "np.cos({0})",
     "Tanh": "np.tanh({0})", "Abs": "np.abs({0})", "Sign": "np.sign({0})",
     "Round": "np.round({0})", "Floor": "np.floor({0})",
-    "Equal": "np.equal({0}, {1})", "NotEqual": "np.not_equal({0}, {1})",
-    "Less": "np.less({0}, {1})", "LessEqual": "np.less_equal({0}, {1})",
-    "Greater": "np.greater({0}, {1})", "GreaterEqual": "np.greater_equal({0}, {1})",
+    "Equal": "{0} == {1}", "NotEqual": "{0} != {1}", "Less": "{0} < {1}",
+    "LessEqual": "{0} <= {1}", "Greater": "{0} > {1}", "GreaterEqual": "{0} >= {1}",
     "SelectV2": "np.where({0}, {1}, {2})",
     "Sigmoid": "sigmoid({0})", "Relu": "np.maximum({0}, 0)", "Elu": "elu({0})",
     "Softplus": "softplus({0})", "Softmax": "softmax({0}, {axis})",
     "MatrixInverse": "inv({0})", "MatrixSolve": "solve({0}, {1}, {adjoint})",
     "Cast": "{0}.astype({dtype})",
-    "Reshape": "np.reshape({0}, {shape})", "BroadcastTo": "np.broadcast_to({0}, {shape})",
-    "Transpose": "np.transpose({0}, {perm})",
+    "Reshape": "{0}.reshape({shape})", "BroadcastTo": "np.broadcast_to({0}, {shape})",
+    "Transpose": "{0}.transpose({perm})",
     "PadV2": "np.pad({0}, {paddings}, constant_values={fill})",
     "ConcatV2": "np.concatenate(({inputs},), {axis})",
     "Pack": "np.stack(({inputs},), {axis})",
     "StridedSlice": "{0}[{index}]",
     "StridedSliceGrad": "scatter({0}, {index}, {shape}, {batch_ndim})",
-    "Sum": "np.sum({0}, {axis}, keepdims={keepdims})",
-    "Mean": "np.mean({0}, {axis}, keepdims={keepdims})",
+    "Sum": "{0}.sum({axis}, keepdims={keepdims})",
+    "Mean": "{0}.mean({axis}, keepdims={keepdims})",
     "Max": "reduce_max({0}, {axis}, keepdims={keepdims})",
     "Min": "reduce_min({0}, {axis}, keepdims={keepdims})",
-    "Prod": "np.prod({0}, {axis}, keepdims={keepdims})",
+    "Prod": "{0}.prod({axis}, keepdims={keepdims})",
     "Einsum": "np.einsum({equation}, {inputs})",
     # a rule's zero-times-inf mask (ops.elementwise.moved; see `moved` above)
     "ZeroWhereUnmoved": "zero_where_unmoved({inputs})",
@@ -223,33 +241,39 @@ def _forward_function(op_type):
     return None if fn is written else fn
 
 
-_MATMUL = {(False, False): "{0} @ {1}", (True, False): "np.swapaxes({0}, -1, -2) @ {1}",
-           (False, True): "{0} @ np.swapaxes({1}, -1, -2)",
-           (True, True): "np.swapaxes({0}, -1, -2) @ np.swapaxes({1}, -1, -2)"}
+def _transposed(k, rank):
+    """The text of input `k` with its last two axes swapped: `.T` for a matrix."""
+    return f"{{{k}}}.T" if rank == 2 else f"{{{k}}}.swapaxes(-1, -2)"
+
+
 _ASSIGN = {"assign": "assign({variable}, {0})", "assign_add": "assign_add({variable}, {0})",
            "assign_sub": "assign_sub({variable}, {0})"}
-_FOLD_SIZE = 4096  # a stack times a matrix this large is folded into one product
+# A stack of at least _FOLD_ROWS matrices, or of any number, times a matrix of
+# at least _FOLD_SIZE numbers is folded into one product (the stack's rows one
+# below the other: no copy); such a matrix times a stack too (its columns side
+# by side: a copy).
+_FOLD_ROWS, _FOLD_SIZE = 8, 4096
 
 
-def _template(node, in_shapes):
-    """The line of `node`, from minitape's fixed tables only."""
+def _template(node, in_shapes, transpose=None):
+    """The line of `node`, from minitape's fixed tables only. For a MatMul,
+    `transpose` gives the flags to write (the compiler may have transposed a
+    constant operand already)."""
     if node.op == "MatMul":
-        ta, tb = bool(node.attrs["transpose_a"]), bool(node.attrs["transpose_b"])
-        line = _MATMUL[ta, tb]
-        if None not in in_shapes and not ta and not tb:
+        ta, tb = transpose or (bool(node.attrs["transpose_a"]), bool(node.attrs["transpose_b"]))
+        known = None not in in_shapes
+        if known:
             (a, b) = in_shapes
-            if len(a) > 2 and len(b) == 2 and math.prod(b) >= _FOLD_SIZE:
-                return "matmul_rows({0}, {1})"
-            if len(b) > 2 and len(a) == 2 and math.prod(a) >= _FOLD_SIZE:
-                return "matmul_columns({0}, {1})"
-        if None not in in_shapes and len(in_shapes[0]) != len(in_shapes[1]):
-            # A transposed matrix against a stack of matrices: NumPy's matmul is
-            # several times faster when the transposed one is contiguous.
-            line = line.replace("np.swapaxes({0}, -1, -2)",
-                                "np.ascontiguousarray(np.swapaxes({0}, -1, -2))")
-            line = line.replace("np.swapaxes({1}, -1, -2)",
-                                "np.ascontiguousarray(np.swapaxes({1}, -1, -2))")
-        return line
+            if len(a) > 2 and len(b) == 2 and not ta and a[-1] > 0 and (
+                    math.prod(a[:-2]) >= _FOLD_ROWS or math.prod(b) >= _FOLD_SIZE):
+                return "matmul_rows({0}, {1}.T)" if tb else "matmul_rows({0}, {1})"
+            if len(b) > 2 and len(a) == 2 and not tb and math.prod(a) >= _FOLD_SIZE \
+                    and b[-2] > 0:
+                return "matmul_columns({0}.T, {1})" if ta else "matmul_columns({0}, {1})"
+        ranks = [len(s) if s is not None else 0 for s in in_shapes]
+        left = _transposed(0, ranks[0]) if ta else "{0}"
+        right = _transposed(1, ranks[1]) if tb else "{1}"
+        return f"{left} @ {right}"  # (BLAS takes a transposed matrix as it is)
     if node.op == "AssignVariableOp":
         mode = node.attrs["mode"]
         if mode not in _ASSIGN:
@@ -289,13 +313,14 @@ def _attributes(node, shapes, in_dtypes):
 _WORD = re.compile(r"[^A-Za-z0-9_]+")
 
 
-def identifier(text, fallback="v"):
+def identifier(text, fallback="v", helpers=True):
     """`text` made into a Python identifier: only [A-Za-z0-9_], not starting with
-    a digit, not a keyword, not a name the generated code uses."""
+    a digit, not a keyword, not a name the generated code uses (with `helpers`
+    False, a helper's name is left as it is: `_Names` numbers it, `elu_1`)."""
     word = re.sub("_+", "_", _WORD.sub("_", str(text))).strip("_")[:40]
     if not word or word[0].isdigit():
         word = f"{fallback}_{word}" if word else fallback
-    if keyword.iskeyword(word) or word in HELPERS or word in ("Tensor", "self"):
+    if keyword.iskeyword(word) or (helpers and word in HELPERS) or word in ("Tensor", "self"):
         word += "_"
     return word
 
@@ -345,21 +370,39 @@ class Program:
     def __init__(self, source, fn, outputs, fallback=None, assigned=()):
         self.source, self.fn, self.outputs = source, fn, outputs
         self.fallback, self.assigned, self.masked = fallback, assigned, None
+        # The usual output structure, a tuple of values: packed without a walk.
+        self._flat_tuple = type(outputs) is tuple and all(isinstance(r, Ref) for r in outputs)
 
     def __call__(self, arrays):
         """The outputs, as Tensors in the graph's output structure."""
-        if self.fallback is None:
-            values = self.fn(*arrays)
-        else:
-            before = [v._value for v in self.assigned]
-            try:
-                values = self.fn(*arrays)
-            except MasksNeeded:
-                for v, value in zip(self.assigned, before):
-                    v._value = value
-                if self.masked is None:
-                    self.masked = self.fallback()
-                values = self.masked.fn(*arrays)
+        if self.fallback is not None:
+            return self._pack(self._checked(arrays))
+        return self._pack(self.fn(*arrays))
+
+    def run(self, tensors):
+        """The same, for input Tensors (one input kept fast)."""
+        if self.fallback is not None:
+            return self._pack(self._checked([t._value for t in tensors]))
+        return self._pack(self.fn(tensors[0]._value) if len(tensors) == 1 else
+                          self.fn(*[t._value for t in tensors]))
+
+    def _checked(self, arrays):
+        """The program's values, or, where a check_finite line fails, the
+        fallback's, run after the assigned variables get their values back."""
+        before = [v._value for v in self.assigned]
+        try:
+            return self.fn(*arrays)
+        except MasksNeeded:
+            for v, value in zip(self.assigned, before):
+                v._value = value
+            if self.masked is None:
+                self.masked = self.fallback()
+            return self.masked.fn(*arrays)
+
+    def _pack(self, values):
+        if self._flat_tuple:
+            return (Tensor(values[0]),) if len(values) == 1 else \
+                tuple([Tensor(v) for v in values])
         values = iter(values)
         return pack_outputs(self.outputs, lambda ref: Tensor(next(values)))
 
@@ -367,17 +410,53 @@ class Program:
         return self.source
 
 
-def _is_seed(value):
-    """A constant of ones, or of one-hot rows: what a tape's backward pass (or a
-    Jacobian) starts from, so lines computed from it are adjoints."""
-    v = np.asarray(value)
-    if v.dtype.kind not in "fc" or v.size == 0:
-        return False
-    if not np.all((v == 0) | (v == 1)):
-        return False
-    if np.all(v == 1):
-        return True
-    return v.ndim >= 1 and np.all(v.reshape(v.shape[0], -1).sum(axis=1) == 1)
+# The prefix of a line's name, and the note in its comment, by the node's role:
+# lines a tape's gradient or jacobian call computed, and lines JVP rules computed.
+_PREFIX = {"adjoint": "grad_", "tangent": "tangent_"}
+
+# The 0-d float constants a program may hold as NumPy scalars, when only lines
+# on scalars use them: on two NumPy scalars, + - * / run NumPy's scalar
+# arithmetic, several times faster than on 0-d arrays and the same IEEE
+# operation. (`**` is left to the ufunc: libm's pow and a SIMD pow may differ in
+# the last bit. Lines on arrays keep 0-d arrays, which ufuncs take as they are.)
+_SCALAR_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _shown(value):
+    """A bound value as a header comment shows it: one line, plain (see `_plain`)."""
+    if isinstance(value, (np.ndarray, np.generic)):
+        v = np.asarray(value)
+        text, kind = show_constant(v), f"{v.dtype.name} array of shape {tuple(v.shape)}"
+        if v.ndim == 0:
+            return f"{text} ({v.dtype.name})"
+        if not text.startswith(v.dtype.name) and len(text) <= 60:
+            return f"{text} ({v.dtype.name}, shape {tuple(v.shape)})"
+        if v.size and v.dtype.kind in "biufc":
+            first = v.reshape(-1)[0]
+            if np.all(v == first):
+                return f"{kind}, every number {show_constant(first)}"
+            n = v.shape[0]
+            if v.size == n * n and np.array_equal(v.reshape(n, n), np.eye(n)):
+                return f"{kind}: the {n} x {n} identity, one 1 per row"
+        return f"{kind} ({v.size} numbers, not shown)"
+    if isinstance(value, Variable):
+        return f"the variable {_plain(value.name)} ({_plain(np.dtype(value.dtype).name)}, " \
+               f"shape {tuple(value.shape)})"
+    if isinstance(value, np.dtype):
+        return f"np.{_plain(value.name)}"
+    if isinstance(value, str):
+        return _plain(value)
+    return _plain(repr(value))
+
+
+_PLAIN = re.compile(r"[ !#-&(-\[\]-~]*")  # printable ASCII but quotes and backslashes
+
+
+def _plain(text, limit=100):
+    """`text` for a header comment when it is plain (printable ASCII, no quote or
+    backslash, short), else a note that it is not shown: no string that could
+    spell code, and no line break that could end the comment."""
+    return text if len(text) <= limit and _PLAIN.fullmatch(text) else "(not shown)"
 
 
 def compile_graph(graph, input_names=None, shapes=None, name=None, masks=False):
@@ -404,13 +483,22 @@ def compile_graph(graph, input_names=None, shapes=None, name=None, masks=False):
     namespace = dict(HELPERS)
     expr = {}          # value number -> the identifier holding it
     constants = {}     # value number -> its constant array (folded or captured)
-    adjoint = set()    # value numbers computed from a seed
-    constant_names = {}  # small constants by value, large ones by id -> identifier
-    header = []
+    bound = {}         # identifier -> its header comment, in binding order
+    by_value = {}      # small constants and attributes by value -> identifier
+    arrays_of = {}     # identifier of a 0-d float constant -> its array
+    powered = set()    # identifiers a `**` line or an array's line uses (kept 0-d arrays)
 
-    def bind(base, value):
+    def bind(base, value, note=None, kind=None):
+        """A name for `value` in the program's namespace (never in its text)."""
+        key = _value_key(kind or base, value)
+        if key is not None and key in by_value:
+            return by_value[key]
         ident = names.new(base)
         namespace[ident] = value
+        bound[ident] = f"{ident} = {_shown(value)}" if note is None else f"{ident}: {note}"
+        if key is not None:
+            by_value[key] = ident
+        keep_alive.append(value)
         return ident
 
     # The function's own name first: exec binds it in the namespace, so it must
@@ -423,18 +511,16 @@ def compile_graph(graph, input_names=None, shapes=None, name=None, masks=False):
         params.append(expr[k])
 
     def constant(array):
-        array = np.asarray(array) if not isinstance(array, np.generic) else array
-        key = (array.dtype.str, array.shape, array.tobytes()) if array.size <= 16 \
-            else id(array)
-        ident = constant_names.get(key)
-        if ident is None:
-            ident = constant_names[key] = bind(f"c{len(constant_names)}", array)
-            keep_alive.append(array)
-            if np.ndim(array) == 0 and np.asarray(array).dtype.kind in "biuf":
-                header.append(f"    # {ident} = {float(array)!r} ({np.asarray(array).dtype})")
+        array = np.asarray(array)
+        ident = bind(f"c{len(arrays_of) + len(other_constants)}", array, kind="constant")
+        if ident not in arrays_of and ident not in other_constants:
+            if array.ndim == 0 and array.dtype in _SCALAR_DTYPES:
+                arrays_of[ident] = array
             else:
-                header.append(f"    # {ident}: constant of shape {tuple(np.shape(array))}")
+                other_constants.add(ident)
         return ident
+
+    other_constants = set()
 
     keep_alive = []
     mask_zeros = set()  # value numbers: zeros an if_masked mask gives where its check passes
@@ -466,6 +552,8 @@ def compile_graph(graph, input_names=None, shapes=None, name=None, masks=False):
 
     lines = []
     computed = {}  # the right-hand side of each line -> its name (no line twice)
+    steps = {}     # name -> the _Step that wrote a one-value line (see _mask_once)
+    bases = {}     # name of a line's value -> the name it was numbered from
 
     def read(ref):
         """The expression for an input reference (emitting a variable read)."""
@@ -476,13 +564,14 @@ def compile_graph(graph, input_names=None, shapes=None, name=None, masks=False):
         if ref.kind == "c":
             return constant(ref.x)
         v = ref.x
-        bound, current = variables.get(id(v), (None, None))
-        if bound is None:
-            bound = bind_variable(v)
+        bound_name, current = variables.get(id(v), (None, None))
+        if bound_name is None:
+            bound_name = bind_variable(v)
         if current is None:
             current = names.new(_variable_name(v))
-            lines.append(f"    {current} = {bound}._value  # read variable")
-        variables[id(v)] = (bound, current)
+            bases[current] = _variable_name(v)
+            lines.append(f"    {current} = {bound_name}._value  # read variable")
+        variables[id(v)] = (bound_name, current)
         return current
 
     for i, node in enumerate(graph.nodes):
@@ -491,21 +580,16 @@ def compile_graph(graph, input_names=None, shapes=None, name=None, masks=False):
         out_shapes = shapes[i]
         if node.op == "IdentityN":  # the outputs are the custom gradient's forward values
             for k, r in enumerate(node.attrs["forward"]):
-                _alias(node.first + k, r, expr, constants, adjoint, read)
+                _alias(node.first + k, r, expr, constants, read)
             continue
         if node.op in ("Identity", "StopGradient") or (
                 node.op == "PadV2" and not node.attrs["paddings"]) or (
                 node.op in ("Reshape", "BroadcastTo")
                 and out_shapes[0] is not None
                 and _spec(node.inputs[0], specs)[0] == tuple(out_shapes[0])):
-            _alias(node.first, node.inputs[0], expr, constants, adjoint, read)
+            _alias(node.first, node.inputs[0], expr, constants, read)
             continue
         ins = node.inputs
-        is_adjoint = any(r.kind == "t" and r.x in adjoint for r in ins) or (
-            node.op not in ("AddV2", "Sub") and any(
-                r.kind == "c" and _is_seed(r.x) for r in ins))
-        if is_adjoint:
-            adjoint.update(range(node.first, node.first + len(node.outputs)))
         folded = _fold(node, ins, constants, out_shapes) if node.op != "AssignVariableOp" \
             else None
         if folded is not None:  # computed once, here
@@ -513,24 +597,20 @@ def compile_graph(graph, input_names=None, shapes=None, name=None, masks=False):
             if node.op == "AddV2" and all(r.kind == "t" and r.x in mask_zeros for r in ins):
                 mask_zeros.add(node.first)
             continue
-        if node.op == "AllFinite" and not masks:  # assumed to hold; checked (see Program)
-            check = f"    check_finite({', '.join(read(r) for r in ins)})  # AllFinite"
-            if check not in lines:
-                lines.append(check)
+        if node.op == "AllFinite" and not masks:  # assumed to hold (its line checks it)
             constants[node.first] = np.array(True)
-            continue
         if node.op == "UnmovedEinsum" and not masks and is_true(ins[0], constants):
             if node.attrs["mode"] == "if_masked":
                 constants[node.first] = np.zeros(out_shapes[0], node.outputs[0].dtype)
                 mask_zeros.add(node.first)
             else:  # select's z, if_plain's operand
-                _alias(node.first, ins[1], expr, constants, adjoint, read)
+                _alias(node.first, ins[1], expr, constants, read)
             continue
         if node.op == "AddV2" and mask_zeros:  # y + a mask's zeros: y, as eagerly
             other = [r for r in ins if not (r.kind == "t" and r.x in mask_zeros)]
             if len(other) == 1 and out_shapes[0] is not None and \
                     _spec(other[0], specs)[0] == tuple(out_shapes[0]):
-                _alias(node.first, other[0], expr, constants, adjoint, read)
+                _alias(node.first, other[0], expr, constants, read)
                 continue
         in_dtypes = [_spec(r, specs)[1] for r in ins]
         in_shapes = [_spec(r, specs)[0] for r in ins]
@@ -550,12 +630,22 @@ def compile_graph(graph, input_names=None, shapes=None, name=None, masks=False):
         if node.op == "ZeroWhereUnmoved" and len(ins) == 3 and same_value(ins[1], ins[2], expr):
             same = 0  # the term is t itself (its partial derivative was 1): never NaN at t = 0
         if same is not None:  # x * 1, x ** 1: the line would copy x
-            _alias(node.first, ins[same], expr, constants, adjoint, read)
+            _alias(node.first, ins[same], expr, constants, read)
             continue
         attrs = _attributes(node, out_shapes, in_dtypes)
-        template = _template(node, in_shapes)
+        transpose, flipped = None, {}
+        if node.op == "MatMul":  # a constant that the line would transpose: transposed here
+            transpose = [bool(node.attrs["transpose_a"]), bool(node.attrs["transpose_b"])]
+            for k in (0, 1):
+                if transpose[k] and known[k] is not None and np.ndim(known[k]) >= 2:
+                    flipped[k] = np.ascontiguousarray(np.swapaxes(known[k], -1, -2))
+                    transpose[k], in_shapes[k] = False, flipped[k].shape
+        args = [constant(flipped[k]) if k in flipped else read(r) for k, r in enumerate(ins)]
+        template = _template(node, in_shapes, transpose)
         if node.op == "Pow" and known[1] is not None and not np.any(np.asarray(known[1]) == 0.5):
             template = "{0} ** {1}"  # NumPy's ** is C's pow but for an exponent of 0.5 (sqrt)
+        if node.op == "Pow" or not out_shapes or out_shapes[0] != ():
+            powered.update(args)  # (a constant of an array line stays an array)
         forward = _forward_function(node.op)
         if forward is not None:  # named as the op's function is (bound, never pasted)
             word = identifier(getattr(forward, "__name__", "forward"), "forward")
@@ -566,53 +656,71 @@ def compile_graph(graph, input_names=None, shapes=None, name=None, masks=False):
             template = "moved({2}, {1}" + (", {3})" if len(ins) == 4 else ")")
         if node.op == "SelectV2" and _is_mask_product(known, in_shapes, out_shapes[0]):
             template = "{1} * {0}"  # where(mask, c, 0) for a constant c >= 0: c * mask
-        args = [read(r) for r in ins]
+        if node.op == "AllFinite" and not masks:
+            template = "check_finite({inputs})"  # True, or MasksNeeded (see Program)
         if template is None:  # an op type without a line: run it through its op
             fn = _through_the_op(node, out_shapes)
             template = "{run}({inputs})"
             attrs = {"run": fn}
-        fields = {key: bind(f"{key}", value) for key, value in attrs.items()}
+        fields = {key: bind(key, value, _note(key, value, node)) for key, value in attrs.items()}
         if node.op == "AssignVariableOp":
             fields["variable"] = bind_variable(node.attrs["variable"])
         fields["inputs"] = ", ".join(args)
         text = template.format(*args, **fields)
         word = _OP_WORDS.get(node.op, node.op.lower())
-        comment = _WORD.sub("_", node.op) + (" (adjoint)" if is_adjoint else "")
+        prefix = _PREFIX.get(node.role, "")
+        comment = _WORD.sub("_", node.op) + (f" ({node.role})" if prefix else "")
         label = re.sub("_+", "_", _WORD.sub("_", str(node.name))).strip("_")[:40]
         if label.lower() != node.op.lower() and node.op != "AssignVariableOp":
             comment += f" {label}"
         if node.op == "AssignVariableOp":
             lines.append(f"    {text}  # {comment}")
-            bound, _ = variables.get(id(node.attrs["variable"]), (None, None))
-            if bound is not None:
-                variables[id(node.attrs["variable"])] = (bound, None)  # read again
+            bound_name, _ = variables.get(id(node.attrs["variable"]), (None, None))
+            if bound_name is not None:
+                variables[id(node.attrs["variable"])] = (bound_name, None)  # read again
             continue
         if len(node.outputs) > 1:  # an op with several outputs (qr, svd, ...)
-            word = identifier(word, "op")
-            outs = [names.new(("grad_" if is_adjoint else "") + word) for _ in node.outputs]
+            word = identifier(word, "op", helpers=False)
+            outs = [names.new(prefix + word) for _ in node.outputs]
+            bases.update((o, prefix + word) for o in outs)
             expr.update({node.first + k: o for k, o in enumerate(outs)})
             lines.append(f"    {', '.join(outs)} = {text}  # {comment}")
             continue
         if text in computed:  # the same op on the same values: computed already
             expr[node.first] = computed[text]
             continue
-        word = identifier(word, "op")
-        out = names.new(("grad_" if is_adjoint else "") + word)
+        word = identifier(word, "op", helpers=False)
+        out = names.new(prefix + word)
+        bases[out] = prefix + word
         expr[node.first] = computed[text] = out
         lines.append(f"    {out} = {text}  # {comment}")
+        steps[out] = _Step(node.op, template, args, fields, comment, len(lines) - 1,
+                           out_shapes[0], node.outputs[0].dtype)
 
     flat = []
     for r in _flat_refs(graph.outputs):
         flat.append(read(r))
-    header, lines = _drop_unused(header, lines, flat)
+    _mask_once(lines, steps, flat, lambda name: _spec_of(name, steps, namespace, params,
+                                                       graph.inputs, from_graph))
+    used, lines = _drop_unused(lines, flat)
     lines, flat = masks_in_place(lines, flat)
+    lines, flat = _renumber(lines, flat, bases, {fname, *params, *bound, *HELPERS, "Tensor"})
+    for ident, array in arrays_of.items():
+        if ident not in powered and ident not in flat:  # (a returned constant: an array)
+            namespace[ident] = array[()]  # a NumPy scalar (see _SCALAR_DTYPES)
+    header = [f"    # {note}" for ident, note in bound.items() if ident in used]
+    helpers = sorted(h for h in used & set(HELPERS) if h != "np")
+    if "np" in used or helpers:
+        header.append("    # " + ", ".join(
+            (["np = numpy"] if "np" in used else [])
+            + [f"{h} = minitape.compiler.{h}" for h in helpers]))
     source = (f"def {fname}({', '.join(params)}):\n" + "\n".join(header + lines)
               + ("\n" if header or lines else "")
               + f"    return ({', '.join(flat)}{',' if len(flat) == 1 else ''})\n")
     code = compile(source, f"<minitape compiled {fname}>", "exec")
     exec(code, namespace)
     fallback = None
-    if any(line.lstrip().startswith("check_finite(") for line in lines):
+    if any(" = check_finite(" in line for line in lines):
         def fallback():
             return compile_graph(graph, input_names, None if from_graph else shapes, name,
                                  masks=True)
@@ -621,32 +729,148 @@ def compile_graph(graph, input_names=None, shapes=None, name=None, masks=False):
     return Program(source, namespace[fname], graph.outputs, fallback, assigned)
 
 
-_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+def _value_key(kind, value):
+    """Values bound once per program however often lines use them: small numeric
+    constants and attribute values (by value), large constants (by identity)."""
+    if isinstance(value, (np.ndarray, np.generic)):
+        v = np.asarray(value)
+        if v.dtype.kind not in "biufc":
+            return None
+        if v.size <= 16:
+            return (kind, v.dtype.str, v.shape, v.tobytes())
+        return ("id", id(value))
+    if callable(value) or isinstance(value, Variable):
+        return ("id", id(value))
+    try:
+        hash(value)
+    except TypeError:
+        return None
+    return (kind, type(value).__name__, repr(value))
 
 
-def _drop_unused(header, lines, returned):
+def _note(key, value, node):
+    """How the header shows an attribute that is not a plain value."""
+    if key == "run":
+        return f"runs the op {node.op} through minitape (it has no NumPy line of its own)"
+    if isinstance(value, functools.partial):  # matmul's and einsum's masks (UnmovedEinsum)
+        where = f"{value.func.__module__}.{value.func.__qualname__}"
+        return f"{_plain(where)}, mode {_plain(str(value.args[0]))}, " \
+               f"equation {_plain(str(value.args[1]))} (a mask of the product)"
+    if callable(value) and not isinstance(value, np.dtype):
+        where = f"{getattr(value, '__module__', '?')}.{getattr(value, '__qualname__', '?')}"
+        return f"{_plain(where)} (the op's NumPy function)"
+    return None
+
+
+class _Step:
+    """How a line of one value was written, for `_mask_once`."""
+
+    __slots__ = ("op", "template", "args", "fields", "comment", "line", "shape", "dtype")
+
+    def __init__(self, op, template, args, fields, comment, line, shape, dtype):
+        self.op, self.template, self.args, self.fields = op, template, args, fields
+        self.comment, self.line, self.shape, self.dtype = comment, line, shape, dtype
+
+
+_ELEMENTWISE = ("AddV2", "Sub", "Mul", "RealDiv")
+_WHERE = "np.where({0}, {1}, {2})"
+
+
+def _mask_once(lines, steps, returned, spec):
+    """where(m, f(where(m, a, b)), c) is where(m, f(a), c) for an elementwise f:
+    where m holds, both take f(a); elsewhere both take c. So the inner `where`
+    goes (when nothing else uses it), exactly: a ReLU's Hessian masks twice."""
+    uses = {}
+    for line in lines + ["= " + ", ".join(returned)]:
+        for name in _NAME.findall(line.split("  #", 1)[0].partition(" = ")[2]):
+            uses[name] = uses.get(name, 0) + 1
+    for outer in steps.values():
+        if outer.template != _WHERE:
+            continue
+        mask, middle_name, other = outer.args
+        middle = steps.get(middle_name)
+        if middle is None or middle.op not in _ELEMENTWISE or uses.get(middle_name) != 1:
+            continue
+        for k, inner_name in enumerate(middle.args):
+            inner = steps.get(inner_name)
+            if inner is None or inner.template != _WHERE or inner.args[0] != mask \
+                    or uses.get(inner_name) != 1:
+                continue
+            kept = inner.args[1]
+            shapes = [spec(name)[0] for name in (kept, middle.args[1 - k], mask, other)]
+            if None in shapes or outer.shape is None or spec(kept)[1] != inner.dtype or \
+                    np.broadcast_shapes(*shapes) != tuple(outer.shape):
+                continue  # (f(a) must come out as f(where(...)) did, where m holds)
+            middle.args = middle.args[:k] + [kept] + middle.args[k + 1:]
+            target = lines[middle.line].split(" = ", 1)[0]
+            lines[middle.line] = f"{target} = " \
+                f"{middle.template.format(*middle.args, **middle.fields)}  # {middle.comment}"
+            uses[inner_name] -= 1
+            uses[kept] = uses.get(kept, 0) + 1
+            break
+
+
+def _spec_of(name, steps, namespace, params, inputs, from_graph):
+    """(shape, dtype) of a name of the program, (None, None) if unknown."""
+    if name in steps:
+        step = steps[name]
+        return (None if step.shape is None else tuple(step.shape)), step.dtype
+    if name in params:
+        spec = inputs[params.index(name)]
+        return (tuple(spec.shape) if from_graph else None), spec.dtype
+    value = namespace.get(name)
+    if isinstance(value, (np.ndarray, np.generic)):
+        return tuple(np.shape(value)), np.asarray(value).dtype
+    return None, None  # (a variable's read: not needed so far)
+
+
+_NAME = re.compile(r"(?<![.\w])[A-Za-z_]\w*")  # a name, not an attribute (`.T`)
+
+
+def _drop_unused(lines, returned):
     """Lines whose value nothing uses (left behind by a simplification, such as
-    a mask `where` on a constant condition), and their constants, dropped."""
+    a mask `where` on a constant condition) dropped, but for check_finite lines
+    (they may raise); returns the names the kept lines and the return use, and
+    the kept lines."""
     used, kept = set(returned), []
     for line in reversed(lines):
         code = line.split("  #", 1)[0]
         target, _, value = code.strip().partition(" = ")
-        if value and not used.intersection(target.split(", ")):  # (several outputs: a, b = ...)
+        if value and not used.intersection(target.split(", ")) \
+                and not value.startswith("check_finite("):  # (several outputs: a, b = ...)
             continue
         used.update(_NAME.findall(value or code))
         kept.append(line)
     kept.reverse()
-    return [h for h in header if h.split()[1].rstrip(":") in used], kept
+    return used, kept
 
 
-def _alias(number, ref, expr, constants, adjoint, read):
+def _renumber(lines, returned, bases, taken):
+    """Number the names of the lines left again, in order (`mul`, `mul_1`, ...),
+    so a dropped line leaves no gap in the numbering."""
+    names = _Names()
+    names.used = set(taken)
+    new = {}
+    for line in lines:
+        target = line.split("  #", 1)[0].strip().partition(" = ")
+        if target[1]:
+            for name in target[0].split(", "):
+                if name in bases:
+                    new[name] = names.new(bases[name])
+    if all(a == b for a, b in new.items()):
+        return lines, returned
+    def renamed(text):
+        return _NAME.sub(lambda m: new.get(m.group(0), m.group(0)), text)
+    return [renamed(line.split("  #", 1)[0]) + "  #" + line.split("  #", 1)[1]
+            if "  #" in line else renamed(line) for line in lines], [renamed(r) for r in returned]
+
+
+def _alias(number, ref, expr, constants, read):
     if ref.kind == "t":
         if ref.x in expr:
             expr[number] = expr[ref.x]
         if ref.x in constants:
             constants[number] = constants[ref.x]
-        if ref.x in adjoint:
-            adjoint.add(number)
     else:
         expr[number] = read(ref)
         if ref.kind == "c":

@@ -1,7 +1,6 @@
-"""What is active in this thread: the tapes that record and the watchers of variables.
-
-Every op consults this after computing its value, so it is kept tiny. Each thread
-has its own state, so tapes opened in one thread never see another's ops.
+"""What is active in this thread: the tapes that record, the watchers of variables,
+and what the ops computed now belong to. Every op consults this, so it is kept
+tiny; each thread has its own, so tapes in one thread never see another's ops.
 """
 import threading
 
@@ -11,6 +10,7 @@ class _ThreadState(threading.local):
         self.tapes = []              # GradientTapes recording now, outermost first
         self.variable_watchers = []  # lists that collect the variables read (custom_gradient)
         self.value_readers = []      # traces, told of each value read as a Python value
+        self.derivative = None       # None, or "adjoint" (gradient call), "tangent" (JVP rule)
 
 
 state = _ThreadState()

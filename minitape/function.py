@@ -48,6 +48,7 @@ class ConcreteFunction:
         self._key = key
         self._programs = {}  # input shapes (None: the traced ones) -> compiled Program
         self._jit = bool(getattr(function, "jit_compile", False))
+        self._fast = None  # the program a call runs when nothing watches and nothing is checked
 
     @property
     def inputs(self):
@@ -73,6 +74,9 @@ class ConcreteFunction:
         made with jit_compile=True and nothing is watching (no tape, accumulator
         or trace could record a program's NumPy calls), else through the ops,
         which tapes record, so gradients of any order flow through the call."""
+        fast = self._fast
+        if fast is not None and not state.tapes and not state.variable_watchers:
+            return fast.run(tensors)
         if self.graph.value_inputs:
             self.check_values(tensors)
         if self._jit and not state.tapes and not state.variable_watchers:
@@ -80,7 +84,7 @@ class ConcreteFunction:
                 else None
             if program is None:
                 program = self.program(tensors)
-            return program([t._value for t in tensors])
+            return program.run(tensors)
         return run_graph(self.graph, tensors)
 
     def check_values(self, tensors):
@@ -120,6 +124,9 @@ class ConcreteFunction:
             from .compiler import compile_graph
             program = programs[shapes] = compile_graph(
                 graph, input_names(graph.args, self._function), node_shapes)
+            if self._jit and shapes is None and graph.symbolic_inputs is None and \
+                    not graph.value_inputs:
+                self._fast = program
         return program
 
     def __repr__(self):
@@ -301,10 +308,17 @@ class Function:
         return ConcreteFunction(self, graph, key)
 
     def __call__(self, *args, **kwargs):
-        if not kwargs and all(type(a) is Tensor for a in args):
+        if kwargs:
+            shapes = None
+        elif len(args) == 1:  # (the most common call, kept fast)
+            a = args[0]._value if type(args[0]) is Tensor else None
+            shapes = None if a is None else ((a.shape, a.dtype),)
+        else:
+            shapes = tuple([(a._value.shape, a._value.dtype) for a in args if type(a) is Tensor])
+            shapes = shapes if len(shapes) == len(args) else None
+        if shapes is not None:
             # The common call, positional tensors only: its trace depends on
             # their shapes and dtypes alone, so skip binding the arguments.
-            shapes = tuple((a._value.shape, a._value.dtype) for a in args)
             concrete = self._by_shapes.get(shapes)
             if concrete is not None:
                 return concrete.run(args)

@@ -44,20 +44,37 @@ class Ref:
             return f"t{self.x}"
         if self.kind == "v":
             return f"var({self.x.name})"
-        return f"const{tuple(self.x.shape)}"
+        return f"const({show_constant(self.x)})"
+
+
+def show_constant(value, limit=16):
+    """A constant as graph text and program comments show it, on one line: its
+    numbers when it has at most `limit` of them (`3.0`, `[1.0, 2.0]`), else its
+    dtype and shape (`float32[70, 7, 10]`). Only numbers, brackets and a dtype
+    name: nothing read from a file reaches the text as it was written."""
+    v = np.asarray(value)
+    if v.size > limit or v.size == 0 or v.dtype.kind not in "biufc":
+        return f"{v.dtype.name}{list(v.shape)}"
+
+    def text(a):  # str of a NumPy scalar: the shortest digits that give it back
+        return str(a[()]) if a.ndim == 0 else "[" + ", ".join(text(r) for r in a) + "]"
+    return text(v)
 
 
 class Node:
     """One op of a graph. `outputs` are the TensorSpecs it produced when traced;
     its output values are numbered from `first`. In a shape-polymorphic graph,
     `symbolic` holds each output's shape with symbol names (str) for the sizes
-    that vary, else it is None."""
+    that vary, else it is None. `role` is "adjoint" for an op a tape's gradient
+    or jacobian call computed, "tangent" for one a JVP rule computed, else None
+    (`context.state.derivative` when it was traced; compiled programs name
+    their lines by it)."""
 
-    __slots__ = ("op", "name", "inputs", "attrs", "outputs", "first", "symbolic")
+    __slots__ = ("op", "name", "inputs", "attrs", "outputs", "first", "symbolic", "role")
 
-    def __init__(self, op, name, inputs, attrs, outputs, symbolic=None):
+    def __init__(self, op, name, inputs, attrs, outputs, symbolic=None, role=None):
         self.op, self.name, self.inputs, self.attrs = op, name, inputs, attrs
-        self.outputs, self.symbolic = outputs, symbolic
+        self.outputs, self.symbolic, self.role = outputs, symbolic, role
         self.first = 0
 
 
@@ -116,7 +133,8 @@ class Graph:
             attrs = {k: (Ref("v", v) if isinstance(v, Variable) else v)
                      for k, v in node.attrs.items() if k not in ("forward", "captures")}
             extra = f" {attrs}" if attrs else ""
-            lines.append(f"  {outs + ' = ' if outs else ''}{node.op}({args}){extra}")
+            role = f"  ({node.role})" if node.role else ""
+            lines.append(f"  {outs + ' = ' if outs else ''}{node.op}({args}){extra}{role}")
         lines.append(f"  return {_structure_text(self.outputs)}")
         return "\n".join(lines)
 

@@ -1,12 +1,14 @@
 """The rules' zero-times-inf masks in compiled programs (`compiler.py`).
 
 A product rule's mask (`ops.elementwise.moved`, the op ZeroWhereUnmoved) is
-written into the product's own line: `grad_mul = moved(cos, cos * y)` is
-`cos * y` with its NaN entries made 0 where `cos` is 0, and `cos * y` itself
-after one sum finds no NaN. A mask that constants prove idle is no line at all.
+written into the product's own line: `grad_mul = moved(grad_cos, grad_cos *
+y)` is `grad_cos * y` with its NaN entries made 0 where `grad_cos` is 0, and
+`grad_cos * y` itself after one sum finds no NaN. A mask that constants prove
+idle is no line at all.
 
 matmul's and einsum's masks (`ops/unmoved_products.py`) hang on AllFinite
-checks. A program assumes that they pass: each is a line `check_finite(x)`,
+checks. A program assumes that they pass: each is a line
+`grad_finite = check_finite(x)` (True, named as AllFinite's line would be),
 the masks are the plain products, and the values only the masks would read
 are not computed; where a check fails it raises MasksNeeded, and the Program
 runs the program written with the masks instead.
@@ -38,14 +40,16 @@ class MasksNeeded(Exception):
 
 
 def check_finite(*values):
-    """Raise MasksNeeded unless every entry of the values is finite (as
-    `ops.unmoved_products.all_finite`, one sum each)."""
+    """True, as AllFinite's line would be; raises MasksNeeded unless every
+    entry of the values is finite (as `ops.unmoved_products.all_finite`, one
+    sum each)."""
     for v in values:
         if not _isfinite(_sum_all(v, None)):
             raise MasksNeeded
+    return True
 
 
-_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_NAME = re.compile(r"(?<![.\w])[A-Za-z_]\w*")  # a name, not an attribute (`.T`)
 _MOVED = re.compile(r"    (\w+) = moved\((\w+), (\w+)(, \w+)?\)  # .*")
 
 
@@ -77,7 +81,7 @@ def masks_in_place(lines, returned):
         rename[masked] = term
     if not rename:
         return lines, returned
-    names = re.compile(r"\b(" + "|".join(map(re.escape, rename)) + r")\b")
+    names = re.compile(r"(?<![.\w])(" + "|".join(map(re.escape, rename)) + r")\b")
     out = []
     for k, line in enumerate(lines):
         if k not in gone:

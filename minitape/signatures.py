@@ -300,7 +300,8 @@ def _generalize(ga, gb, symbols):
             raise _NotPolymorphic  # e.g. a reshape whose target shape depends on the rank
         symbolic = out if any(s is None or any(isinstance(d, str) for d in s)
                               for s in out) else None
-        nodes.append(Node(na.op, na.name, na.inputs, attrs, na.outputs, symbolic=symbolic))
+        nodes.append(Node(na.op, na.name, na.inputs, attrs, na.outputs, symbolic=symbolic,
+                          role=na.role))
     if None not in inputs and any(s is None for n in nodes for s in (n.symbolic or ())):
         raise _NotPolymorphic  # a rank that varies but no input tells
     bound = {d for s in inputs if s is not None for d in s if isinstance(d, str)}

@@ -172,6 +172,7 @@ class GradientTape:
         else:
             index = None
         before = marks()
+        outer, state.derivative = state.derivative, "adjoint"
         try:
             yield
         except BaseException:
@@ -179,6 +180,8 @@ class GradientTape:
             if index is not None:
                 state.tapes.insert(min(index, len(state.tapes)), self)
             raise
+        finally:
+            state.derivative = outer
 
     def _backward(self, targets, seeds, sources):
         """One backward walk: the gradients of every source (by tensor id)."""

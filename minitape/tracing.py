@@ -68,6 +68,7 @@ class _OpLog(list):
         if op.type == "IdentityN" and op.attrs and "_custom_rule" in op.attrs:
             op = tracer._trace_custom_gradient(op)
         super().append(op)
+        tracer._roles[op] = state.derivative
         deps = frozenset().union(*(tracer._deps_of(x) for x in op.inputs)) \
             if op.inputs else frozenset()
         for y in op.outputs:
@@ -108,6 +109,7 @@ class Tracer:
         self.parent = parent            # the trace a backward graph captures values from
         self._producer = _EveryId()
         self._ops = _OpLog(self)
+        self._roles = {}                # op -> state.derivative when it was recorded
         self._placeholders = []
         self._captures = []             # parent tensors this graph takes as extra inputs
         self._known = set()             # ids of tensors defined in this trace
@@ -207,13 +209,13 @@ class Tracer:
     def active(self):
         """Make this trace the only recorder (outer tapes pause while tracing; they
         record the replay instead)."""
-        saved = state.tapes, state.variable_watchers, state.value_readers
+        saved = state.tapes, state.variable_watchers, state.value_readers, state.derivative
         state.tapes, state.variable_watchers = [self], [self._watcher]
-        state.value_readers = [self._value_read]
+        state.value_readers, state.derivative = [self._value_read], None
         try:
             yield self
         finally:
-            state.tapes, state.variable_watchers, state.value_readers = saved
+            state.tapes, state.variable_watchers, state.value_readers, state.derivative = saved
             self._settle()
             for variable, old in self._assigned.values():
                 variable._value = old  # the replay will assign
@@ -350,7 +352,8 @@ class Tracer:
                 node_attrs = opdef.from_op(op)
             inputs = [ref(t) for t in op.inputs]
             specs = [TensorSpec(y.shape, y.dtype) for y in op.outputs]
-            entries.append((index, Node(op.type, op.name, inputs, node_attrs, specs),
+            entries.append((index, Node(op.type, op.name, inputs, node_attrs, specs,
+                                        role=self._roles.get(op)),
                             [y._id for y in op.outputs]))
             local.update(y._id for y in op.outputs)
 

@@ -2,6 +2,9 @@
 execution for every op (values, first and second derivatives, vectorised
 Jacobians), stays differentiable under an outer tape, and cannot be made to
 run code by the attributes of a graph."""
+import ast
+import re
+
 import numpy as np
 import pytest
 
@@ -34,6 +37,24 @@ def assert_same(a, b):
             np.testing.assert_allclose(np.asarray(x), np.asarray(y), rtol=1e-10, atol=1e-12)
 
 
+def unexplained_names(source):
+    """The names a program reads that are not its parameters, not values its
+    lines make, and not listed in its header comments (`# c0 = 3.0 (float32)`,
+    `# np = numpy, sigmoid = minitape.compiler.sigmoid`)."""
+    fn = ast.parse(source).body[0]
+    read = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    made = {a.arg for a in fn.args.args} | {
+        n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    comments = [line.strip()[2:] for line in source.splitlines() if line.strip().startswith("#")]
+    listed = {m for text in comments for m in re.findall(r"(?:^|, )(\w+)(?: =|:)", text)}
+    return read - made - listed
+
+
+def body_lines(source):
+    return [line.strip() for line in source.splitlines()[1:]
+            if line.strip() and not line.strip().startswith(("#", "return"))]
+
+
 def value_and_derivatives(fn):
     """y, dy/dx, d2(sum w sin y)/dx0 dx, and the pfor Jacobian dy/dx, all computed
     with tapes inside the function (so the compiled program holds them)."""
@@ -62,6 +83,7 @@ def test_compiled_agrees_with_eager_for_every_op(fn, args, check_kwargs):
     assert_same(f(*xs), run(*xs))
     source = f.experimental_get_compiler_ir(*xs)(stage="python")
     assert "Tensor" not in source and "grad_" in source
+    assert unexplained_names(source) == set()
 
 
 @pytest.mark.parametrize("fn, args, check_kwargs", ALL_CASES[:40:3])
@@ -130,8 +152,11 @@ def test_the_source_names_inputs_variables_and_adjoints():
     assert (float(y), float(dy)) == (8.0, 12.0)
     source = cube.experimental_get_compiler_ir(x)(stage="python")
     assert source.startswith("def cube")
-    assert "pow = x ** c0  # Pow" in source and "grad_mul = " in source
-    assert "Pow(t0" in cube.experimental_get_compiler_ir(x)(stage="graph")
+    assert body_lines(source) == ["pow = x ** c0  # Pow", "grad_pow = x ** c1  # Pow (adjoint)",
+                                  "grad_mul = c0 * grad_pow  # Mul (adjoint)"]
+    assert "# c0 = 3.0 (float32)" in source and "# c1 = 2.0 (float32)" in source
+    graph = cube.experimental_get_compiler_ir(x)(stage="graph")
+    assert "t1 = Pow(t0, const(3.0))\n" in graph and "Sub(const(3.0), const(1.0))  (adjoint)" in graph
     with pytest.raises(ValueError, match="stage"):
         cube.experimental_get_compiler_ir(x)(stage="hlo")
 
@@ -287,3 +312,144 @@ def test_a_variable_is_read_where_needed_and_again_after_an_assignment():
                      "counter_1 = counter_var._value  # read variable"]
     assert body.index(reads[0]) < body.index("assign_add(counter_var, x)  # AssignVariableOp") \
         < body.index(reads[1])
+
+
+# --- names: where each line came from, and every name explained ------------------------
+
+def test_lines_the_gradient_call_computed_are_adjoint_lines_whatever_they_read():
+    """sin(x) * x: the backward walk computes cos(x), which reads only x; it is
+    an adjoint line, and the lines without grad_ are the function's program."""
+    def f(x):
+        return mt.sin(x) * x
+
+    def value_and_gradient(x):
+        with mt.GradientTape() as tape:
+            tape.watch(x)
+            y = f(x)
+        return y, tape.gradient(y, x)
+
+    x = mt.constant([0.5, 1.5])
+    source = compiled(value_and_gradient).experimental_get_compiler_ir(x)()
+    assert "grad_cos = np.cos(x)  # Cos (adjoint)" in body_lines(source)
+    forward = [line for line in body_lines(source) if not line.startswith("grad_")]
+    assert forward == body_lines(compiled(f).experimental_get_compiler_ir(x)())
+
+
+def test_a_training_steps_update_is_a_forward_line():
+    """The update after the gradient call is the function's own computation."""
+    x, layer1, layer2 = two_layer_model()
+    source = compiled(training_step(layer1, layer2)).experimental_get_compiler_ir(x)()
+    update = [line for line in body_lines(source) if line.endswith("# Mul")]
+    assert update and all(not line.startswith("grad_") and "grad_" in line for line in update)
+    assert unexplained_names(source) == set()
+
+
+def test_tangent_lines_of_a_forward_accumulator_are_named_tangent():
+    @mt.function(jit_compile=True)
+    def jvp(x):
+        with mt.autodiff.ForwardAccumulator(x, mt.ones_like(x)) as acc:
+            y = mt.sin(x) * x
+        return y, acc.jvp(y)
+
+    x = mt.constant([0.5, 1.5])
+    np.testing.assert_allclose(jvp(x)[1].numpy(), np.cos([0.5, 1.5]) * [0.5, 1.5]
+                               + np.sin([0.5, 1.5]), rtol=1e-6)
+    lines = body_lines(jvp.experimental_get_compiler_ir(x)())
+    assert "tangent_cos = np.cos(x)  # Cos (tangent)" in lines
+    assert [line for line in lines if not line.startswith("tangent_")] == \
+        ["sin = np.sin(x)  # Sin", "mul = sin * x  # Mul"]
+
+
+def test_the_header_lists_every_bound_value_and_shows_small_constants():
+    v = mt.Variable([[1.0, 2.0], [3.0, 4.0]], name="dense/kernel:0")
+
+    @mt.function(jit_compile=True)
+    def f(x):
+        y = mt.reduce_sum(mt.sigmoid(x @ v) * mt.constant([0.5, 2.0]), axis=1)
+        return y, mt.reduce_mean(y) * mt.ones([3, 4]) + mt.constant(np.eye(3, 4, dtype=np.float32))
+
+    source = f.experimental_get_compiler_ir(mt.constant([[1.0, 2.0]]))()
+    assert unexplained_names(source) == set()
+    assert "# kernel_var = the variable dense/kernel:0 (float32, shape (2, 2))" in source
+    assert "[0.5, 2.0] (float32, shape (2,))" in source and "# axis = (1,)" in source
+    assert "sigmoid = minitape.compiler.sigmoid" in source
+    graph = f.experimental_get_compiler_ir(mt.constant([[1.0, 2.0]]))(stage="graph")
+    assert "const([0.5, 2.0])" in graph
+
+
+def test_a_hostile_value_in_a_header_comment_is_not_shown():
+    v = mt.Variable([1.0, 2.0], name="w'); print('pwned')\nprint('pwned')  #")
+
+    @mt.function(jit_compile=True)
+    def f(x):
+        return x * v
+
+    source = f.experimental_get_compiler_ir(mt.constant([3.0, 4.0]))()
+    assert "(not shown)" in source and "print(" not in source and "'" not in source
+    assert all(line.startswith(("def ", "    ")) for line in source.splitlines())
+    assert unexplained_names(source) == set()
+
+
+# --- speed-ups that keep every number ----------------------------------------------------
+
+def test_scalar_constants_are_numpy_scalars_where_only_scalars_use_them():
+    """A chain of scalar ops runs on NumPy scalars (several times faster than 0-d
+    arrays); a constant that `**` uses stays a 0-d array (the ufunc's pow)."""
+    @mt.function(jit_compile=True)
+    def chain(x):
+        with mt.GradientTape() as tape:
+            tape.watch(x)
+            y = x
+            for _ in range(3):
+                y = mt.sin(y * 1.0001)
+        return tape.gradient(y, x), (x ** 3) * 2.5
+
+    x = mt.constant(0.5)
+    g, c = chain(x)
+    want = 0.5
+    d = 1.0
+    for _ in range(3):
+        u = np.float32(want) * np.float32(1.0001)
+        d, want = d * np.cos(u) * np.float32(1.0001), np.sin(u)
+    np.testing.assert_allclose(float(g), d, rtol=1e-6)
+    assert float(c) == np.float32(0.5) ** np.float32(3) * np.float32(2.5)
+    program = chain.get_concrete_function(x).program()
+    values = program.fn.__globals__
+    names = {line.split(" = ")[0].split()[1]: line for line in program.source.splitlines()
+             if line.strip().startswith("# c")}
+    for name, line in names.items():
+        kind = type(values[name])
+        assert (kind is np.ndarray) == (name in _pow_operands(program.source)), line
+
+
+def _pow_operands(source):
+    return {m for line in source.splitlines() if " ** " in line
+            for m in re.findall(r"\bc\d+\b", line.split("  #")[0])}
+
+
+def test_a_mask_applied_twice_is_applied_once_and_values_agree():
+    """The ReLU Hessian masks twice: where(m, where(m, a, 0) * c, 0) is written
+    as where(m, a * c, 0), which is the same number everywhere."""
+    x, layer1, layer2 = two_layer_model()
+
+    def hessian(x):
+        with mt.GradientTape() as t2:
+            with mt.GradientTape() as t1:
+                loss = mt.reduce_mean(layer2(mt.nn.relu(layer1(x))) ** 2)
+            g = t1.gradient(loss, layer1.kernel)
+        return t2.jacobian(g, layer1.kernel)
+
+    fast = compiled(hessian)
+    np.testing.assert_array_equal(fast(x).numpy(), hessian(x).numpy())
+    source = fast.experimental_get_compiler_ir(x)()
+    wheres = [line for line in body_lines(source) if "np.where(" in line]
+    masked = {}
+    for line in wheres:
+        target, rest = line.split(" = ", 1)
+        masked[target] = rest.split("(", 1)[1].split(",")[0]
+    for line in body_lines(source):  # no where feeds (through one op) a where of its mask
+        target, rest = line.split(" = ", 1)
+        if "np.where(" in rest:
+            inner = [n for n in re.findall(r"\w+", rest.split("  #")[0]) if n in masked]
+            assert all(masked[n] != masked[target] for n in inner[1:]), line
+    assert unexplained_names(source) == set()

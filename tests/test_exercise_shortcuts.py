@@ -761,6 +761,19 @@ def my_gradient(x, y):
     grad_x, grad_y = generated_gradient(mt.constant(x), mt.constant(y))
     return grad_x.numpy(), grad_y.numpy()
 ''',
+            "complex step (exact to every digit, but f evaluated again)": '''
+def my_gradient(x, y):
+    def f(x, y):
+        return np.sin(x * y) + x
+    h = 1e-30
+    return np.imag(f(x + 1j * h, y)) / h, np.imag(f(x, y + 1j * h)) / h
+''',
+            "the derivative's formula, recomputing x * y": '''
+def my_gradient(x, y):
+    a = x * y
+    b = np.sin(a)
+    return np.cos(x * y) * y + 1.0, np.cos(x * y) * x
+''',
         },
     },
 }

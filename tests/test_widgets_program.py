@@ -41,3 +41,28 @@ def test_the_explorer_shows_the_chosen_program(capsys):
     gradient_lines = widget.data["adjoint"]
     _control(widget, "program").value = "hessian"
     assert widget.data["adjoint"] > gradient_lines    # adjoints of adjoints
+
+
+def test_the_counts_read_as_english(capsys):
+    widget = pg.program_explorer()
+    _control(widget, "f(x)").value = "sin(x) * x"
+    _control(widget, "f(x)").value = "x ** 3"
+    assert capsys.readouterr().out.rstrip().endswith("1 forward line, 2 adjoint lines")
+    assert (widget.data["forward"], widget.data["adjoint"]) == (1, 2)
+
+
+def test_the_forward_lines_of_a_gradient_are_the_functions_own_program():
+    """Lines are labelled by where they were computed (the gradient call, or
+    the function), not by what they read: without its grad_ lines, each
+    example's gradient program is the program of the function alone."""
+    from minitape.function import function
+
+    for name in pg.EXAMPLES:
+        f, x = pg._example(name)
+        alone = function(f, jit_compile=True).experimental_get_compiler_ir(x)()
+        forward = pg.program_source(name, "forward")
+
+        def body(source):
+            return [line.strip() for line in source.splitlines()
+                    if line.strip() and not line.strip().startswith(("def ", "#", "return"))]
+        assert body(forward) == body(alone), name

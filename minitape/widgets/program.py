@@ -6,10 +6,12 @@ for it and its gradient (or its Hessian).
     count_lines(source)                  # (forward lines, adjoint lines)
     program_explorer()                   # a dropdown of functions and a toggle
 
-Lines whose value is named `grad_...` compute adjoints (they descend from the
-gradient's seed); the others compute forward values. The computations need
-only minitape; ipywidgets is imported when the explorer is made (core widgets
-only, so it works with ipywidgets 7.7 on Colab and 8).
+Lines whose value is named `grad_...` are adjoint lines: the tape's gradient
+(or jacobian) call computed them, in the backward walk, whatever they read
+(`grad_pow = x ** c1` reads only x). The others are forward lines: the
+function's own. The computations need only minitape; ipywidgets is imported
+when the explorer is made (core widgets only, so it works with ipywidgets 7.7
+on Colab and 8).
 """
 import numpy as np
 
@@ -97,6 +99,10 @@ def count_lines(source):
     return len(body) - adjoint, adjoint
 
 
+def _lines(n, kind):
+    return f"{n} {kind} line{'' if n == 1 else 's'}"
+
+
 def program_explorer():
     """A dropdown of example functions, a toggle for the part and one for the
     gradient or the Hessian; prints the program and its line counts."""
@@ -110,7 +116,7 @@ def program_explorer():
         data.clear()
         data.update(source=source, forward=forward, adjoint=adjoint)
         print(source)
-        print(f"\n{forward} forward lines, {adjoint} adjoint lines")
+        print(f"\n{_lines(forward, 'forward')}, {_lines(adjoint, 'adjoint')}")
 
     widget = interactive(
         show, name=widgets.Dropdown(options=list(EXAMPLES), description="f(x)"),
