@@ -150,8 +150,9 @@ _total = np.add.reduce  # the sum of all entries, without ndarray.sum's Python w
 
 def has_nan(v):
     """Whether the NumPy value v may have a NaN entry: its sum is NaN if one
-    is (and if inf meets -inf, for which the masks run and change nothing)."""
-    total = _total(v, None)
+    is (and if inf meets -inf, for which the masks run and change nothing).
+    A NumPy scalar is its own sum (a reduction of one costs 30 times more)."""
+    total = v if type(v) in NUMBER_SCALARS else _total(v, None)
     return total != total
 
 
