@@ -1,5 +1,6 @@
 """`import minitape` loads the engine and the ops only: tracing, graphs, the
-compiler, saved models and the HTML views load when first used (issue 18: the
+compiler, saved models, forward mode, the layers, the gradient checker and the
+HTML views load when first used (issue 18: the
 import should cost little more than NumPy's). No timing here (that is
 benchmarks/run.py): each check runs in a fresh Python process, because this
 one has long since imported everything."""
@@ -14,9 +15,12 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 # Loaded on first use, with everything only they import.
 LAZY = ["minitape.function", "minitape.tracing", "minitape.signatures", "minitape.graph",
         "minitape.compiler", "minitape.saved_model", "minitape.saved_model.reader",
-        "minitape.saved_model.writer", "minitape.display"]
-# Never loaded by `import minitape` (the notebooks' front-end packages).
-HEAVY = ["matplotlib", "ipywidgets", "IPython"]
+        "minitape.saved_model.writer", "minitape.display", "minitape.autodiff",
+        "minitape.layers", "minitape.test"]
+# Never loaded by `import minitape`: the notebooks' front-end packages, and what
+# only the lazy modules need (mt.test's numpy.testing and unittest.mock, which
+# bring unittest, asyncio and importlib.metadata along).
+HEAVY = ["matplotlib", "ipywidgets", "IPython", "numpy.testing", "unittest", "asyncio"]
 
 
 def fresh(code):
@@ -117,3 +121,18 @@ def test_an_unknown_name_is_still_an_attribute_error():
     import minitape as mt
     with pytest.raises(AttributeError, match="no attribute 'no_such_op'"):
         mt.no_such_op
+
+
+def test_lazy_names_work_and_are_listed():
+    """`mt.Module`, `mt.layers`, `mt.autodiff` and `mt.test` are the modules'
+    own objects, whichever way they are reached, and dir(mt) lists them."""
+    out = fresh("""
+import json, minitape as mt
+from minitape import Module
+import minitape.layers
+names = ["Module", "layers", "autodiff", "test", "function", "saved_model", "display"]
+print(json.dumps([Module is mt.layers.Module is mt.Module,
+                  mt.autodiff.ForwardAccumulator.__module__, mt.test.check_gradients.__module__,
+                  mt.layers.Dense(2).__class__.__name__, [n in dir(mt) for n in names]]))
+""")
+    assert out == [True, "minitape.autodiff", "minitape.test", "Dense", [True] * 7]
