@@ -16,7 +16,8 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 LAZY = ["minitape.function", "minitape.tracing", "minitape.signatures", "minitape.graph",
         "minitape.compiler", "minitape.saved_model", "minitape.saved_model.reader",
         "minitape.saved_model.writer", "minitape.display", "minitape.autodiff",
-        "minitape.layers", "minitape.test"]
+        "minitape.layers", "minitape.test", "minitape.math", "minitape.linalg", "minitape.nn",
+        "minitape.random", "minitape.custom", "minitape.recipes", "minitape.specs"]
 # Never loaded by `import minitape`: the notebooks' front-end packages, and what
 # only the lazy modules need (mt.test's numpy.testing and unittest.mock, which
 # bring unittest, asyncio and importlib.metadata along).
@@ -138,15 +139,20 @@ def test_an_unknown_name_is_still_an_attribute_error():
 
 
 def test_lazy_names_work_and_are_listed():
-    """`mt.Module`, `mt.layers`, `mt.autodiff` and `mt.test` are the modules'
-    own objects, whichever way they are reached, and dir(mt) lists them."""
+    """`mt.Module`, `mt.layers`, `mt.math`, `mt.custom_gradient`, ... are the
+    modules' own objects, whichever way they are reached, and dir(mt) lists them."""
     out = fresh("""
 import json, minitape as mt
 from minitape import Module
 import minitape.layers
-names = ["Module", "layers", "autodiff", "test", "function", "saved_model", "display"]
+names = ["Module", "layers", "autodiff", "test", "function", "saved_model", "display", "math",
+         "linalg", "nn", "random", "TensorSpec", "custom_gradient", "primitive", "no_gradient",
+         "grad_pass_through", "recompute_grad", "custom", "recipes", "specs"]
 print(json.dumps([Module is mt.layers.Module is mt.Module,
                   mt.autodiff.ForwardAccumulator.__module__, mt.test.check_gradients.__module__,
-                  mt.layers.Dense(2).__class__.__name__, [n in dir(mt) for n in names]]))
+                  mt.layers.Dense(2).__class__.__name__, [n in dir(mt) for n in names],
+                  mt.math.top_k is mt.nn.top_k, mt.linalg.det.__module__,
+                  mt.custom_gradient.__module__, mt.TensorSpec.__module__]))
 """)
-    assert out == [True, "minitape.autodiff", "minitape.test", "Dense", [True] * 7]
+    assert out == [True, "minitape.autodiff", "minitape.test", "Dense", [True] * 20, True,
+                   "minitape.ops.solvers", "minitape.custom", "minitape.specs"]
