@@ -156,3 +156,40 @@ print(json.dumps([Module is mt.layers.Module is mt.Module,
 """)
     assert out == [True, "minitape.autodiff", "minitape.test", "Dense", [True] * 20, True,
                    "minitape.ops.solvers", "minitape.custom", "minitape.specs"]
+
+
+def test_every_op_type_is_known_right_after_the_import():
+    """Only whole modules with no op in them load lazily: every op family is
+    loaded by `import minitape`, so in a fresh process, before mt.linalg,
+    mt.math or any op was touched, the gradient registry, the JVP rules and
+    the replay tables (graphs, saved models) already hold every built-in op
+    type, and registering a built-in type again is TensorFlow's KeyError."""
+    out = fresh("""
+import json, minitape as mt
+from minitape import registry
+from minitape.ops import core
+
+def tables():
+    return [sorted(registry._rules), sorted(registry._jvp_rules), sorted(core.REPLAYS),
+            sorted(core.SHAPES)]
+
+first = tables()
+refused = []
+for declare in (mt.NotDifferentiable, lambda t: mt.RegisterGradient(t)(lambda op, g: g),
+                mt.no_gradient):
+    for op_type in ("Qr", "Lgamma", "MatrixDeterminant", "Erf"):
+        try:
+            declare(op_type)
+        except KeyError:
+            refused.append(op_type)
+import minitape.function, minitape.compiler, minitape.saved_model, minitape.display
+import minitape.layers, minitape.autodiff, minitape.test, minitape.math, minitape.linalg
+import minitape.nn, minitape.custom, minitape.recipes, minitape.stepping, minitape.viz
+from minitape.graph import OPS
+print(json.dumps([first == tables(), [t in first[0] for t in ("Qr", "ArgSort", "Erf")],
+                  refused, sorted(set(core.REPLAYS) - set(OPS)), len(first[0])]))
+""")
+    same, known, refused, not_replayable, n_rules = out
+    assert same and known == [True, True, True] and n_rules > 100
+    assert refused == ["Qr", "Lgamma", "MatrixDeterminant", "Erf"] * 3
+    assert not_replayable == []
