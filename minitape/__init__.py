@@ -4,27 +4,25 @@ Write `mt.` where TensorFlow's guide writes `tf.` (and `mt.layers.` for
 `tf.keras.layers.`). The modules form one-way layers, each importing only
 those below it; docs/engine.md's reading order lists them, bottom up.
 
-`import minitape` loads the engine, the ops and the layers. What a script
-that only differentiates never uses is loaded on first use (`__getattr__`
-below): `mt.function` (tracing, graphs and, for `jit_compile=True`, the
-compiler), `mt.saved_model`, and `display.py`, the HTML tables Jupyter shows
-for tensors and tapes. So importing minitape costs little more than
-importing NumPy.
+`import minitape` loads the engine and every op (so every gradient rule is
+registered before a tape needs it). The rest is loaded on first use
+(`__getattr__` below, the table `_LAZY`): `mt.function` (tracing, graphs and,
+for `jit_compile=True`, the compiler), `mt.saved_model`, `mt.autodiff`
+(forward mode), `mt.layers` and `mt.Module`, `mt.test` (the gradient checker,
+which needs `numpy.testing` and `unittest.mock`), the namespaces `mt.math`,
+`mt.linalg`, `mt.nn` and `mt.random`, `mt.custom_gradient` and its kin,
+`mt.TensorSpec`, and `display.py`, the HTML tables Jupyter shows for tensors
+and tapes. So importing minitape costs little more than importing NumPy
+(issue 18; each module costs about 0.1% of `import numpy` just to be found and
+read, so a module most scripts never use waits).
 """
 import importlib as _importlib
 import sys as _sys
 import types as _types
 
-from .ops import *  # noqa: F401,F403  (first: it also binds the names ops.nn, ops.linalg)
+from .ops import *  # noqa: F401,F403  (every op; not the modules ops.nn, ops.linalg)
 from .ops import range  # noqa: F401
-from . import linalg, math, nn, random  # noqa: F401  (the public namespaces win)
 from . import jacobians  # noqa: F401  (adds jacobian and batch_jacobian to GradientTape)
-from . import autodiff, layers, test  # noqa: F401
-from .custom import custom_gradient, primitive, stop_gradient  # noqa: F401
-from .custom import no_gradient  # noqa: F401
-from .recipes import grad_pass_through, recompute_grad  # noqa: F401
-from .layers import Module  # noqa: F401
-from .specs import TensorSpec  # noqa: F401
 from .recording import Operation  # noqa: F401
 from .registry import NotDifferentiable, RegisterGradient  # noqa: F401
 from .tape import GradientTape, UnconnectedGradients  # noqa: F401
@@ -40,17 +38,30 @@ __version__ = "0.1.0"
 
 # --- loaded on first use ------------------------------------------------------------
 
-_LAZY = ("function", "saved_model", "display")
+# name -> (submodule, attribute of it, or None for the submodule itself)
+_LAZY = {"function": ("function", "function"), "saved_model": ("saved_model", None),
+         "display": ("display", None), "autodiff": ("autodiff", None),
+         "layers": ("layers", None), "Module": ("layers", "Module"), "test": ("test", None),
+         "math": ("math", None), "linalg": ("linalg", None), "nn": ("nn", None),
+         "random": ("random", None), "TensorSpec": ("specs", "TensorSpec"),
+         "custom_gradient": ("custom", "custom_gradient"), "primitive": ("custom", "primitive"),
+         "no_gradient": ("custom", "no_gradient"),
+         "grad_pass_through": ("recipes", "grad_pass_through"),
+         "recompute_grad": ("recipes", "recompute_grad"),
+         "custom": ("custom", None), "recipes": ("recipes", None), "specs": ("specs", None)}
 
 
 def __getattr__(name):
-    """`mt.function` (the decorator), `mt.saved_model` and `mt.display`, imported
-    the first time they are used (PEP 562: Python calls this for a name the
-    package does not have yet)."""
+    """The names in `_LAZY` (`mt.function` the decorator, `mt.saved_model`,
+    `mt.layers`, `mt.Module`, ...), imported the first time they are used (PEP
+    562: Python calls this for a name the package does not have yet)."""
     if name not in _LAZY:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    module = _importlib.import_module(f"{__name__}.{name}")  # binds the name (see below)
-    return globals()[name] if name in globals() else module
+    module_name, attribute = _LAZY[name]
+    module = _importlib.import_module(f"{__name__}.{module_name}")
+    value = module if attribute is None else getattr(module, attribute)
+    globals()[name] = value  # the next use finds it at once
+    return value
 
 
 def __dir__():

@@ -1,5 +1,6 @@
 """`import minitape` loads the engine and the ops only: tracing, graphs, the
-compiler, saved models and the HTML views load when first used (issue 18: the
+compiler, saved models, forward mode, the layers, the gradient checker and the
+HTML views load when first used (issue 18: the
 import should cost little more than NumPy's). No timing here (that is
 benchmarks/run.py): each check runs in a fresh Python process, because this
 one has long since imported everything."""
@@ -14,9 +15,16 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 # Loaded on first use, with everything only they import.
 LAZY = ["minitape.function", "minitape.tracing", "minitape.signatures", "minitape.graph",
         "minitape.compiler", "minitape.saved_model", "minitape.saved_model.reader",
-        "minitape.saved_model.writer", "minitape.display"]
-# Never loaded by `import minitape` (the notebooks' front-end packages).
-HEAVY = ["matplotlib", "ipywidgets", "IPython"]
+        "minitape.saved_model.writer", "minitape.display", "minitape.autodiff",
+        "minitape.layers", "minitape.test", "minitape.math", "minitape.linalg", "minitape.nn",
+        "minitape.random", "minitape.custom", "minitape.recipes", "minitape.specs"]
+# Never loaded by `import minitape`: the notebooks' front-end packages, and what
+# only the lazy modules need (mt.test's numpy.testing and unittest.mock, which
+# bring unittest, asyncio and importlib.metadata along).
+HEAVY = ["matplotlib", "ipywidgets", "IPython", "numpy.testing", "unittest", "asyncio"]
+# Standard modules NumPy does not import and the engine does without (the
+# thread state is threading.local, which is _thread._local).
+UNUSED = ["threading", "string"]
 
 
 def fresh(code):
@@ -33,6 +41,17 @@ def loaded(names):
 
 def test_import_minitape_loads_none_of_the_lazy_modules():
     out = fresh(f"import sys, json, minitape\nprint(json.dumps({loaded(LAZY + HEAVY)}))")
+    assert out == []
+
+
+def test_import_minitape_adds_no_standard_module_the_engine_does_without():
+    """Beyond what `import numpy` loaded (which may change with NumPy)."""
+    out = fresh(f"""
+import sys, json, numpy
+before = set(sys.modules)
+import minitape
+print(json.dumps([m for m in {UNUSED + HEAVY!r} if m in set(sys.modules) - before]))
+""")
     assert out == []
 
 
@@ -117,3 +136,60 @@ def test_an_unknown_name_is_still_an_attribute_error():
     import minitape as mt
     with pytest.raises(AttributeError, match="no attribute 'no_such_op'"):
         mt.no_such_op
+
+
+def test_lazy_names_work_and_are_listed():
+    """`mt.Module`, `mt.layers`, `mt.math`, `mt.custom_gradient`, ... are the
+    modules' own objects, whichever way they are reached, and dir(mt) lists them."""
+    out = fresh("""
+import json, minitape as mt
+from minitape import Module
+import minitape.layers
+names = ["Module", "layers", "autodiff", "test", "function", "saved_model", "display", "math",
+         "linalg", "nn", "random", "TensorSpec", "custom_gradient", "primitive", "no_gradient",
+         "grad_pass_through", "recompute_grad", "custom", "recipes", "specs"]
+print(json.dumps([Module is mt.layers.Module is mt.Module,
+                  mt.autodiff.ForwardAccumulator.__module__, mt.test.check_gradients.__module__,
+                  mt.layers.Dense(2).__class__.__name__, [n in dir(mt) for n in names],
+                  mt.math.top_k is mt.nn.top_k, mt.linalg.det.__module__,
+                  mt.custom_gradient.__module__, mt.TensorSpec.__module__]))
+""")
+    assert out == [True, "minitape.autodiff", "minitape.test", "Dense", [True] * 20, True,
+                   "minitape.ops.solvers", "minitape.custom", "minitape.specs"]
+
+
+def test_every_op_type_is_known_right_after_the_import():
+    """Only whole modules with no op in them load lazily: every op family is
+    loaded by `import minitape`, so in a fresh process, before mt.linalg,
+    mt.math or any op was touched, the gradient registry, the JVP rules and
+    the replay tables (graphs, saved models) already hold every built-in op
+    type, and registering a built-in type again is TensorFlow's KeyError."""
+    out = fresh("""
+import json, minitape as mt
+from minitape import registry
+from minitape.ops import core
+
+def tables():
+    return [sorted(registry._rules), sorted(registry._jvp_rules), sorted(core.REPLAYS),
+            sorted(core.SHAPES)]
+
+first = tables()
+refused = []
+for declare in (mt.NotDifferentiable, lambda t: mt.RegisterGradient(t)(lambda op, g: g),
+                mt.no_gradient):
+    for op_type in ("Qr", "Lgamma", "MatrixDeterminant", "Erf"):
+        try:
+            declare(op_type)
+        except KeyError:
+            refused.append(op_type)
+import minitape.function, minitape.compiler, minitape.saved_model, minitape.display
+import minitape.layers, minitape.autodiff, minitape.test, minitape.math, minitape.linalg
+import minitape.nn, minitape.custom, minitape.recipes, minitape.stepping, minitape.viz
+from minitape.graph import OPS
+print(json.dumps([first == tables(), [t in first[0] for t in ("Qr", "ArgSort", "Erf")],
+                  refused, sorted(set(core.REPLAYS) - set(OPS)), len(first[0])]))
+""")
+    same, known, refused, not_replayable, n_rules = out
+    assert same and known == [True, True, True] and n_rules > 100
+    assert refused == ["Qr", "Lgamma", "MatrixDeterminant", "Erf"] * 3
+    assert not_replayable == []

@@ -142,6 +142,8 @@ def round_trip(instructor, student, workdir, timeout=600):
 # the real solution, the kernel it found.
 SNAPSHOT = """
 import sys as _sys
+if "minitape" in _sys.modules:  # mt.test and mt.autodiff load on first use: load them now,
+    import minitape.test, minitape.autodiff  # so that what an answer patches there is saved
 _tried_modules = ("builtins", "math", "numpy", "numpy.testing", "numpy.testing._private.utils",
                   "unittest.mock", "minitape", "minitape.registry", "minitape.recording",
                   "minitape.test", "minitape.widgets.forward")

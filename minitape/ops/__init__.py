@@ -1,5 +1,7 @@
 """All built-in ops, and the Python operators (`+`, `*`, `@`, `[]`, ...) that
 Tensor and Variable get from them."""
+from types import ModuleType as _ModuleType
+
 from ..tensor import Tensor, Variable  # noqa: F401
 from .core import convert_to_tensor  # noqa: F401  (packs lists of tensors, recorded)
 from .clip import clip_by_norm, clip_by_value  # noqa: F401
@@ -93,14 +95,11 @@ Tensor.__pos__ = Variable.__pos__ = lambda self: self
 
 # `from minitape.ops import *` exports the ops, not the submodules (ops.nn and
 # ops.linalg must not shadow the public namespaces mt.nn and mt.linalg).
-__all__ = sorted(name for name, value in list(globals().items())
-                 if not name.startswith("_") and type(value).__name__ != "module")
 # Names TensorFlow has in tf.linalg only (tf.eig, tf.eigvals are also top level):
 # mt.linalg.det and mt.ops.det, but no mt.det.
 _LINALG_ONLY = {"adjoint", "band_part", "cholesky", "cholesky_solve", "cross", "det", "diag",
                 "diag_part", "eigh", "eigvalsh", "expm", "logdet", "lstsq", "matvec", "pinv",
                 "qr", "set_diag", "slogdet", "svd", "trace", "triangular_solve"}
-__all__ = [name for name in __all__ if name not in _LINALG_ONLY]
 # Names TensorFlow has in tf.math (or tf.nn) but not at the top level: mt.math.expm1
 # and mt.ops.expm1, but no mt.expm1.
 _MATH_ONLY = {"angle", "conj", "expm1", "imag", "log1p", "log_sigmoid", "real", "reciprocal",
@@ -109,4 +108,6 @@ _MATH_ONLY |= {"digamma", "erf", "erfc", "lgamma", "polygamma", "ceil", "divide_
                "floordiv", "floormod", "mod", "multiply_no_nan", "squared_difference",
                "is_finite", "is_inf", "is_nan", "logical_xor", "and_", "or_", "xor",
                "invert_"}
-__all__ = [name for name in __all__ if name not in _MATH_ONLY]
+__all__ = sorted(name for name, value in globals().items()
+                 if name[0] != "_" and name not in _LINALG_ONLY and name not in _MATH_ONLY
+                 and not isinstance(value, _ModuleType))

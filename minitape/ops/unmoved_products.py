@@ -33,7 +33,6 @@ values decide.
 """
 import cmath
 import functools
-import string
 
 import numpy as np
 
@@ -43,7 +42,7 @@ from .broadcasting import full_tangent, unbroadcast
 from .core import emit, replay, tangent_batch
 from .elementwise import masks_apply, recording_trace
 
-_LETTERS = string.ascii_letters
+_LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"  # string.ascii_letters
 _SLICE = 2 ** 22  # products held in memory at once; larger contractions go in slices
 MODES = ("select", "if_masked", "if_plain")
 
