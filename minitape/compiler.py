@@ -370,7 +370,8 @@ class Program:
     def __init__(self, source, fn, outputs, fallback=None, assigned=()):
         self.source, self.fn, self.outputs = source, fn, outputs
         self.fallback, self.assigned, self.masked = fallback, assigned, None
-        # The usual output structure, a tuple of values: packed without a walk.
+        # The usual output structures, one value or a tuple of values: packed without a walk.
+        self._single = isinstance(outputs, Ref)
         self._flat_tuple = type(outputs) is tuple and all(isinstance(r, Ref) for r in outputs)
 
     def __call__(self, arrays):
@@ -400,6 +401,8 @@ class Program:
             return self.masked.fn(*arrays)
 
     def _pack(self, values):
+        if self._single:
+            return Tensor(values[0])
         if self._flat_tuple:
             return (Tensor(values[0]),) if len(values) == 1 else \
                 tuple([Tensor(v) for v in values])
