@@ -226,7 +226,10 @@ def _shipped(obj, home, name=None, depth=1):
     module-level functions it calls, or a built-in of that name (written in C,
     which an answer cell cannot write)."""
     names = None if name is None else {name} | _ALIASES.get(name, set())
-    obj = getattr(obj, "__wrapped__", obj)  # NumPy's array-function dispatchers
+    wrapped = getattr(obj, "__wrapped__", obj)  # NumPy's array-function dispatchers
+    if isinstance(wrapped, types.BuiltinFunctionType) and name is None:
+        return True  # a C function behind a dispatcher (NumPy 1.24's result_type)
+    obj = wrapped
     if isinstance(obj, property):
         return all(f is None or _shipped(f, home, depth=depth)
                    for f in (obj.fget, obj.fset, obj.fdel))
