@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from tools import assignments
+
 pytest.importorskip("nbclient")
 pytestmark = pytest.mark.slow
 
@@ -58,31 +60,14 @@ def _report():
     return f'import json\nprint("{MARK}" + json.dumps([_figures_checked, _figure_problems]))\n'
 
 
-CELL_TIMEOUT = 120  # s: the slowest cell takes well under a minute on a busy machine
-
-
+@assignments.once_more_on_timeout
 def check_notebook(path):
-    """Run `path` with the hook; (names of the figures shown, problems found).
-
-    A run whose cell times out is run once more in a fresh kernel: in CI runs
-    (at 11a7fa2 and b64bb5d) a kernel went idle after a cell while nbclient went
-    on waiting for its reply, both processes asleep. Its kernels talk over
-    Unix sockets in their own folder (`transport="ipc"`), so no kernel another
-    test starts at the same moment (nbval's, nbgrader's) can take the TCP port
-    this one was given. A notebook that times out twice fails."""
-    from nbclient.exceptions import CellTimeoutError
-
-    try:
-        return _run_with_hook(path)
-    except CellTimeoutError:
-        return _run_with_hook(path)
+    """Run `path` with the hook; (names of the figures shown, problems found)."""
+    return _run_with_hook(path)
 
 
 def _run_with_hook(path):
-    import tempfile
-
     import nbformat
-    from jupyter_client.manager import KernelManager
     from nbclient import NotebookClient
 
     nb = nbformat.read(str(path), as_version=4)
@@ -91,11 +76,8 @@ def _run_with_hook(path):
     nb.cells.insert(setup + 1, nbformat.v4.new_code_cell(
         "import sys\nsys.path.insert(0, %r)\n" % str(ROOT) + _hook()))
     nb.cells.append(nbformat.v4.new_code_cell(_report()))
-    with tempfile.TemporaryDirectory(prefix="figures-kernel-") as sockets:
-        km = KernelManager(kernel_name="python3", transport="ipc",
-                           ip=str(Path(sockets) / "kernel"))
-        NotebookClient(nb, km=km, timeout=CELL_TIMEOUT, record_timing=False,
-                       resources={"metadata": {"path": str(path.parent)}}).execute()
+    NotebookClient(nb, timeout=assignments.CELL_TIMEOUT, kernel_name="python3",
+                   record_timing=False, resources={"metadata": {"path": str(path.parent)}}).execute()
     text = "".join(o.get("text", "") for o in nb.cells[-1].outputs)
     return json.loads(text.split(MARK, 1)[1])
 

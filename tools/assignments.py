@@ -13,6 +13,7 @@ passes on the solution); for tests/test_exercise_shortcuts.py, `try_answers`
 """
 import argparse
 import copy
+import functools
 import os
 import shutil
 import sys
@@ -92,7 +93,30 @@ def _error(cell):
     return None
 
 
-def round_trip(instructor, student, workdir, timeout=600):
+# s per cell: the slowest cell of the course takes a few seconds on a busy machine.
+CELL_TIMEOUT = 90
+
+
+def once_more_on_timeout(run):
+    """`run` (a function that executes a notebook in its own kernel), run once
+    more in a fresh kernel when a cell times out. Now and then a kernel goes
+    idle after a cell while nbclient goes on waiting for the reply, every
+    process asleep (seen here with ipykernel 6.31 and 7.4, in pool processes
+    running two kernels at a time, and in CI runs); a second run has always
+    gone through. A notebook that times out twice fails."""
+    @functools.wraps(run)
+    def run_once_more_on_timeout(*args, **kwargs):
+        from nbclient.exceptions import CellTimeoutError
+
+        try:
+            return run(*args, **kwargs)
+        except CellTimeoutError:
+            return run(*args, **kwargs)
+    return run_once_more_on_timeout
+
+
+@once_more_on_timeout
+def round_trip(instructor, student, workdir, timeout=CELL_TIMEOUT):
     """Run the student copy top to bottom in one kernel, with errors allowed.
     At each check cell: record whether it failed on the blank exercise, then
     run the instructor's solution cell, the cells between it and the check,
@@ -174,7 +198,8 @@ for _name, _saved in _tried_rules.items():
 """
 
 
-def try_answers(instructor, answers, workdir, timeout=600, checks=False):
+@once_more_on_timeout
+def try_answers(instructor, answers, workdir, timeout=CELL_TIMEOUT, checks=False):
     """Run the instructor's notebook top to bottom in one kernel; at each
     solution cell whose grade id is in `answers` (a dict: grade id -> {name:
     source}), first run each other answer in its place, the cells after it and
