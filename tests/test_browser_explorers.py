@@ -104,6 +104,9 @@ def lab():
                "--LabApp.news_url=None",
                "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
                "--LabApp.extension_manager=readonly",
+               # window.jupyterapp: the every-notebook test opens documents with
+               # JupyterLab's own commands, one page load for all of them
+               "--LabApp.expose_app_in_browser=True",
                f"--LabApp.user_settings_dir={tmp / 'settings'}",
                f"--LabApp.workspaces_dir={tmp / 'workspaces'}"]
         if hasattr(os, "geteuid") and os.geteuid() == 0:
@@ -228,11 +231,26 @@ def test_every_notebook_before_running_shows_pictures_not_controls(lab):
 
     def check(page, lab):
         from playwright.sync_api import expect
+        page.goto(f"{lab['url']}lab?reset&token={lab['token']}")
+        page.wait_for_function("() => window.jupyterapp", timeout=WAIT)
+        page.evaluate("async () => { await window.jupyterapp.restored; }")
         for path in paths:
             for name in (path.name, f"untrusted-{path.name}"):
-                page.goto(f"{lab['url']}lab/tree/every/{name}?reset&token={lab['token']}")
+                # as a student opens one from the file browser, the others closed
+                # (a panel still loading can outlive close-all: disposed then)
+                page.evaluate("""async () => {
+                    const app = window.jupyterapp;
+                    await app.commands.execute("application:close-all");
+                    for (const widget of Array.from(app.shell.widgets("main"))) {
+                        widget.dispose();
+                    }
+                }""")
+                expect(page.locator(".jp-NotebookPanel")).to_have_count(0, timeout=WAIT)
+                page.evaluate("""path => window.jupyterapp.commands.execute(
+                    "docmanager:open", {path})""", f"every/{name}")
                 tab = page.locator(".lm-DockPanel-tabBar .lm-TabBar-tab.lm-mod-current")
                 expect(tab).to_contain_text(name, timeout=WAIT)
+                expect(page.locator(".jp-NotebookPanel")).to_have_count(1, timeout=WAIT)
                 notebook = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook")
                 expect(notebook).to_be_visible(timeout=WAIT)
                 expect(notebook.locator(FALLBACK)).to_have_count(_pictures_stored(path),
