@@ -20,6 +20,7 @@ _BIN = str(Path(sys.executable).parent)
 if _BIN not in os.environ.get("PATH", "").split(os.pathsep):
     os.environ["PATH"] = os.pathsep.join([_BIN, os.environ.get("PATH", "")])
 
+
 @pytest.hookimpl(optionalhook=True)  # the TensorFlow environment has no pytest-xdist
 def pytest_xdist_auto_num_workers(config):
     """`-n auto`: one worker more than the cores. Much of the suite waits on

@@ -63,10 +63,6 @@ def _report():
 @assignments.once_more_on_timeout
 def check_notebook(path):
     """Run `path` with the hook; (names of the figures shown, problems found)."""
-    return _run_with_hook(path)
-
-
-def _run_with_hook(path):
     import nbformat
     from nbclient import NotebookClient
 
