@@ -246,8 +246,11 @@ def test_every_notebook_before_running_shows_pictures_not_controls(lab):
                     }
                 }""")
                 expect(page.locator(".jp-NotebookPanel")).to_have_count(0, timeout=WAIT)
-                page.evaluate("""path => window.jupyterapp.commands.execute(
-                    "docmanager:open", {path})""", f"every/{name}")
+                # the command's result (the panel) is not sent back: Playwright
+                # cannot always serialize a widget ("reference chain is too long")
+                page.evaluate("""async path => {
+                    await window.jupyterapp.commands.execute("docmanager:open", {path});
+                }""", f"every/{name}")
                 tab = page.locator(".lm-DockPanel-tabBar .lm-TabBar-tab.lm-mod-current")
                 expect(tab).to_contain_text(name, timeout=WAIT)
                 expect(page.locator(".jp-NotebookPanel")).to_have_count(1, timeout=WAIT)
