@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from tools import assignments
-
 pytest.importorskip("nbclient")
+
+from tools import kernels  # noqa: E402
 pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -60,11 +60,10 @@ def _report():
     return f'import json\nprint("{MARK}" + json.dumps([_figures_checked, _figure_problems]))\n'
 
 
-@assignments.once_more_on_timeout
+@kernels.once_more_on_kernel_failure
 def check_notebook(path):
     """Run `path` with the hook; (names of the figures shown, problems found)."""
     import nbformat
-    from nbclient import NotebookClient
 
     nb = nbformat.read(str(path), as_version=4)
     setup = next(i for i, c in enumerate(nb.cells)
@@ -72,7 +71,7 @@ def check_notebook(path):
     nb.cells.insert(setup + 1, nbformat.v4.new_code_cell(
         "import sys\nsys.path.insert(0, %r)\n" % str(ROOT) + _hook()))
     nb.cells.append(nbformat.v4.new_code_cell(_report()))
-    NotebookClient(nb, timeout=assignments.CELL_TIMEOUT, kernel_name="python3",
+    kernels.NotebookClient(nb, timeout=kernels.CELL_TIMEOUT, kernel_name="python3",
                    record_timing=False, resources={"metadata": {"path": str(path.parent)}}).execute()
     text = "".join(o.get("text", "") for o in nb.cells[-1].outputs)
     return json.loads(text.split(MARK, 1)[1])

@@ -13,12 +13,13 @@ passes on the solution); for tests/test_exercise_shortcuts.py, `try_answers`
 """
 import argparse
 import copy
-import functools
 import os
 import shutil
 import sys
 import tempfile
 from pathlib import Path
+
+from tools.kernels import CELL_TIMEOUT, NotebookClient, once_more_on_kernel_failure
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
@@ -93,29 +94,7 @@ def _error(cell):
     return None
 
 
-# s per cell: the slowest cell of the course takes a few seconds on a busy machine.
-CELL_TIMEOUT = 90
-
-
-def once_more_on_timeout(run):
-    """`run` (a function that executes a notebook in its own kernel), run once
-    more in a fresh kernel when a cell times out. Now and then a kernel goes
-    idle after a cell while nbclient goes on waiting for the reply, every
-    process asleep (seen here with ipykernel 6.31 and 7.4, in pool processes
-    running two kernels at a time, and in CI runs); a second run has always
-    gone through. A notebook that times out twice fails."""
-    @functools.wraps(run)
-    def run_once_more_on_timeout(*args, **kwargs):
-        from nbclient.exceptions import CellTimeoutError
-
-        try:
-            return run(*args, **kwargs)
-        except CellTimeoutError:
-            return run(*args, **kwargs)
-    return run_once_more_on_timeout
-
-
-@once_more_on_timeout
+@once_more_on_kernel_failure
 def round_trip(instructor, student, workdir, timeout=CELL_TIMEOUT):
     """Run the student copy top to bottom in one kernel, with errors allowed.
     At each check cell: record whether it failed on the blank exercise, then
@@ -125,7 +104,6 @@ def round_trip(instructor, student, workdir, timeout=CELL_TIMEOUT):
     blank_error (None if the check passed on the blank exercise) and
     solution_error (None if it passed on the solution)."""
     import nbformat
-    from nbclient import NotebookClient
 
     inst = nbformat.read(str(instructor), as_version=4)
     stud = nbformat.read(str(student), as_version=4)
@@ -198,7 +176,7 @@ for _name, _saved in _tried_rules.items():
 """
 
 
-@once_more_on_timeout
+@once_more_on_kernel_failure
 def try_answers(instructor, answers, workdir, timeout=CELL_TIMEOUT, checks=False):
     """Run the instructor's notebook top to bottom in one kernel; at each
     solution cell whose grade id is in `answers` (a dict: grade id -> {name:
@@ -210,7 +188,6 @@ def try_answers(instructor, answers, workdir, timeout=CELL_TIMEOUT, checks=False
     patched does not reach the next one. With `checks`, also {check's grade
     id: its error or None} for the notebook's own run."""
     import nbformat
-    from nbclient import NotebookClient
 
     inst = nbformat.read(str(instructor), as_version=4)
     client = NotebookClient(inst, timeout=timeout, kernel_name="python3", allow_errors=True,

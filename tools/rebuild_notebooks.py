@@ -38,6 +38,7 @@ from pathlib import Path
 
 from minitape.widgets.compat import NOTE_CLASS, NOTE_TEXT
 from tools import colab
+from tools.kernels import NotebookClient, once_more_on_kernel_failure
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
@@ -153,10 +154,10 @@ def freeze_explorers(nb):
     return frozen
 
 
+@once_more_on_kernel_failure
 def rebuild(path, timeout=600):
     """Steps 1-3 for one notebook (step 4 runs on all of them at the end)."""
     import nbformat
-    from nbclient import NotebookClient
 
     path = Path(path)
     nb = nbformat.read(path, as_version=4)
