@@ -2,6 +2,7 @@
 no free TCP port, and retries a notebook only when its kernel failed."""
 import asyncio
 import time
+from concurrent.futures import ThreadPoolExecutor
 from queue import Empty
 
 import pytest
@@ -9,6 +10,13 @@ import pytest
 pytest.importorskip("nbclient")
 
 from tools import kernels  # noqa: E402
+
+
+def run(coroutine):
+    """asyncio.run in a thread of its own (a test run before this one in the same
+    process may have left an event loop running in this thread)."""
+    with ThreadPoolExecutor(1) as thread:
+        return thread.submit(asyncio.run, coroutine).result()
 
 
 def test_a_poll_that_missed_its_signal_is_asked_again(monkeypatch):
@@ -25,7 +33,7 @@ def test_a_poll_that_missed_its_signal_is_asked_again(monkeypatch):
         return {"msg_type": "execute_reply"}
 
     start = time.monotonic()
-    msg = asyncio.run(kernels.in_slices(get_msg)(timeout=60))
+    msg = run(kernels.in_slices(get_msg)(timeout=60))
     assert msg == {"msg_type": "execute_reply"}
     assert time.monotonic() - start < 5
     assert polls[0] == pytest.approx(0.05)
@@ -40,7 +48,7 @@ def test_a_poll_with_nothing_to_read_still_times_out(monkeypatch):
 
     start = time.monotonic()
     with pytest.raises(Empty):
-        asyncio.run(kernels.in_slices(get_msg)(timeout=0.3))
+        run(kernels.in_slices(get_msg)(timeout=0.3))
     assert 0.3 <= time.monotonic() - start < 5
 
 
