@@ -1,31 +1,29 @@
-"""Running a notebook in a kernel from the tests and tools: no lost reply, no
-port taken by another kernel, and one more try when a kernel fails anyway.
+"""Running a notebook in a kernel from the tests and tools: no port taken by
+another kernel, no lost reply, and one more try when a kernel fails anyway.
 
 A test run starts a few hundred kernels, several at a time. Two things went
-wrong now and then, each failing a whole test module:
+wrong now and then:
 
-- A kernel that could not start: "Address already in use". jupyter_client
-  picks a kernel's five TCP ports by asking the system for free ones and
-  letting them go; the kernel binds them a moment later, and by then another
-  process may hold one. `NotebookClient` starts its kernels on Unix sockets
-  instead (`transport="ipc"`, each kernel in a folder of its own), which need
-  no free port.
-- A cell that never finished. nbclient waits for a kernel's replies with `await channel.get_msg(timeout)`,
-which polls a ZeroMQ socket through asyncio. A ZeroMQ socket's file
-descriptor is edge-triggered: it signals a state change, not "a message is
-waiting", and a read of the socket's state elsewhere can consume that signal.
-Then the poll sleeps until its timeout although the reply is already queued
-(pyzmq's issue 2173 describes this; nbclient's issue 312 sees it with
-widgets). Here it happened in about one run of the whole suite in two: a
-kernel idle, nbclient asleep in `get_msg`, every process idle, until the
-cell's timeout.
+- A kernel that could not start ("Address already in use"), failing a whole
+  test module. jupyter_client picks a kernel's five TCP ports by asking the
+  system for free ones and letting them go; the kernel binds them a moment
+  later, and by then another process may hold one. `NotebookClient` starts
+  its kernels on Unix sockets instead (`transport="ipc"`, each kernel in a
+  folder of its own), which need no free port.
+- A cell that never finished. nbclient waits for a kernel's replies with
+  `await channel.get_msg(timeout)`, which polls a ZeroMQ socket through
+  asyncio. A ZeroMQ socket's file descriptor is edge-triggered: it signals a
+  change, not "a message is waiting", and a read of the socket's state
+  elsewhere can consume that signal. Then the poll sleeps until its timeout
+  with the reply already queued (pyzmq's issue 2173 describes this; nbclient's
+  issue 312 sees it with widgets). Here it happened in several runs of the
+  whole suite, with ipykernel 6.31 and 7.4: a kernel idle, nbclient asleep in
+  `get_msg`, every process idle, until the cell's timeout. `NotebookClient`'s
+  channels wait in slices of `SLICE` seconds: each new poll first asks the
+  socket whether a message is waiting, so a lost signal costs one slice.
 
-  `NotebookClient`'s channels wait in slices of `SLICE` seconds: each new
-  poll first asks the socket whether a message is waiting, so a lost signal
-  costs at most one slice.
-
-`once_more_on_kernel_failure` stays as the last resort: a notebook whose kernel
-dies, does not start or does not answer runs once more in a fresh kernel.
+`once_more_on_kernel_failure` is the last resort: a notebook whose kernel does
+not start, dies or stops answering runs once more in a fresh kernel.
 """
 import functools
 import os
