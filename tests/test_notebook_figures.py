@@ -72,7 +72,8 @@ def check_notebook(path):
         "import sys\nsys.path.insert(0, %r)\n" % str(ROOT) + _hook()))
     nb.cells.append(nbformat.v4.new_code_cell(_report()))
     kernels.NotebookClient(nb, timeout=kernels.CELL_TIMEOUT, kernel_name="python3",
-                   record_timing=False, resources={"metadata": {"path": str(path.parent)}}).execute()
+                           record_timing=False,
+                           resources={"metadata": {"path": str(path.parent)}}).execute()
     text = "".join(o.get("text", "") for o in nb.cells[-1].outputs)
     return json.loads(text.split(MARK, 1)[1])
 
