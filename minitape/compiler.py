@@ -42,7 +42,9 @@ methods (`x.reshape(shape)`) rather than NumPy's wrappers of them.
 
 The rules' zero-times-inf masks have their own module, `program_masks.py`: a
 product rule's mask goes into the product's line, and matmul's and einsum's
-are checks, behind which a Program keeps the program with the masks.
+are checks, behind which a Program keeps the program with the masks. Behind
+those checks, the first matmul to meet a Jacobian's one-hot seed writes its
+input's numbers into zeros instead (`program_seeds.py`).
 """
 import functools
 import keyword
@@ -59,6 +61,7 @@ from .ops.elementwise import power, unmoved_zeroed
 from .ops.unmoved_products import all_finite, unmoved_kernel
 from .program_masks import (MasksNeeded, check_finite, is_true, mask_is_idle, masks_in_place,
                             moved, same_value)
+from .program_seeds import identity_stack, seed_of, seed_product
 from .tensor import Tensor, Variable
 
 __all__ = ["compile_graph", "Program", "LINES"]
@@ -180,7 +183,7 @@ HELPERS = {"np": np, "matmul_rows": matmul_rows, "matmul_columns": matmul_column
            "softmax": softmax, "solve": solve, "inv": inv, "scatter": scatter,
            "assign": assign, "assign_add": assign_add, "assign_sub": assign_sub,
            "moved": moved, "zero_where_unmoved": unmoved_zeroed, "all_finite": all_finite,
-           "check_finite": check_finite}
+           "check_finite": check_finite, "seed_product": seed_product}
 
 
 # --- one line per op type -----------------------------------------------------------
@@ -526,6 +529,7 @@ def compile_graph(graph, input_names=None, shapes=None, name=None, masks=False):
     other_constants = set()
 
     keep_alive = []
+    seeds = {}  # value number -> (n, mask): a Jacobian's seed times a mask (program_seeds)
     mask_zeros = set()  # value numbers: zeros an if_masked mask gives where its check passes
     variables = {}     # id(variable) -> (bound name, current read name or None)
 
@@ -546,6 +550,10 @@ def compile_graph(graph, input_names=None, shapes=None, name=None, masks=False):
             for r in refs:
                 if r.kind == "t":
                     live_values.add(r.x)
+
+    # The values the program's check_finite lines look at (see program_seeds.py).
+    checked = [] if masks else [r for node, live in zip(graph.nodes, live_nodes)
+                                if live and node.op == "AllFinite" for r in node.inputs]
 
     def bind_variable(v):
         """The name of the Variable object itself (reads and assignments use it)."""
@@ -659,6 +667,17 @@ def compile_graph(graph, input_names=None, shapes=None, name=None, masks=False):
             template = "moved({2}, {1}" + (", {3})" if len(ins) == 4 else ")")
         if node.op == "SelectV2" and _is_mask_product(known, in_shapes, out_shapes[0]):
             template = "{1} * {0}"  # where(mask, c, 0) for a constant c >= 0: c * mask
+            n = identity_stack(known[1])
+            if n and tuple(in_shapes[0]) == np.shape(known[1])[1:]:
+                seeds[node.first] = (n, ins[0])  # a Jacobian's seed, masked
+        if node.op == "MatMul" and checked:
+            seed = seed_of(node, ins, known, in_shapes, seeds, checked, expr)
+            if seed is not None:  # a Jacobian's seed times a checked `a`: a broadcast
+                n, mask = seed
+                attrs = {"n": n}
+                template = ("seed_product({0}.T, {n}" if transpose[0] else
+                            "seed_product({0}, {n}") + \
+                    ("" if mask is None else ", " + read(mask)) + ")"
         if node.op == "AllFinite" and not masks:
             template = "check_finite({inputs})"  # True, or MasksNeeded (see Program)
         if template is None:  # an op type without a line: run it through its op

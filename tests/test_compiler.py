@@ -7,10 +7,13 @@ import re
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import minitape as mt
 from minitape.compiler import compile_graph, identifier
 from minitape.graph import Graph, Node, Ref
+from minitape.program_seeds import identity_stack, seed_product
 from minitape.specs import TensorSpec
 from test_ops_gradients import ALL_CASES  # the gradient tests' op table, one row per op call
 
@@ -453,3 +456,95 @@ def test_a_mask_applied_twice_is_applied_once_and_values_agree():
             inner = [n for n in re.findall(r"\w+", rest.split("  #")[0]) if n in masked]
             assert all(masked[n] != masked[target] for n in inner[1:]), line
     assert unexplained_names(source) == set()
+
+
+def _jacobian_of(kind):
+    """The guide's Dense Jacobian d act(x @ K + b) / dK (act: none or relu),
+    or the Hessian of mean(relu(x @ K + b) ** 2) with respect to K, as a
+    function of x."""
+    rng = np.random.default_rng(5)
+    kernel, bias = mt.Variable(rng.standard_normal((5, 4))), mt.Variable(rng.standard_normal(4))
+
+    def layer(x):
+        y = x @ kernel + bias
+        return y if kind == "dense" else mt.nn.relu(y)
+
+    def jacobian(x):
+        if kind != "hessian":
+            with mt.GradientTape() as tape:
+                y = layer(x)
+            return tape.jacobian(y, kernel)
+        with mt.GradientTape() as outer:
+            with mt.GradientTape() as inner:
+                loss = mt.reduce_mean(layer(x) ** 2)
+            g = inner.gradient(loss, kernel)
+        return outer.jacobian(g, kernel)
+    return jacobian
+
+
+@pytest.mark.parametrize("kind, line", [
+    ("dense", "seed_product(x.T, n)"),                   # a @ E
+    ("relu", "seed_product(x.T, n, grad_greater)"),      # a @ (E * mask)
+    ("hessian", "seed_product(x, n)"),
+])
+def test_a_jacobians_one_hot_seed_times_a_checked_input_is_written_into_zeros(kind, line):
+    """program_seeds.py: the first matmul that meets a Jacobian's identity seed
+    is a seed_product line (no matmul), with the matmul's numbers; an inf in x
+    makes the check fail, and the program with the masks (which has no such
+    line) gives eager's numbers: inf where the seed's 1 meets it, 0 where a
+    plain matmul would give 0 * inf = NaN."""
+    jacobian = _jacobian_of(kind)
+    fast = compiled(jacobian)
+    x = mt.constant(np.random.default_rng(4).standard_normal((3, 5)))
+    source = fast.experimental_get_compiler_ir(x)()
+    seeded = [text for text in source.splitlines() if "seed_product(" in text]
+    assert len(seeded) == 1 and f"= {line}  # MatMul" in seeded[0], source
+    np.testing.assert_array_equal(fast(x).numpy(), jacobian(x).numpy())
+    assert fast(x).numpy().any()
+    bad = mt.constant(np.where(np.arange(15).reshape(3, 5) == 7, np.inf, x.numpy()))
+    want = jacobian(bad).numpy()
+    assert np.isinf(want).any()
+    np.testing.assert_array_equal(fast(bad).numpy(), want)
+    masked = fast.get_concrete_function(x).program().masked
+    assert masked is not None and "seed_product" not in masked.source
+
+
+def test_a_seed_times_an_unchecked_value_stays_a_matmul():
+    """A variable's value has no check_finite line of its own (an assignment
+    could change it between two reads), so its product with a seed stays a
+    matmul."""
+    v = mt.Variable(np.arange(6.0).reshape(2, 3))
+    k = mt.Variable(np.ones((3, 4)))
+
+    def jacobian():
+        with mt.GradientTape() as tape:
+            y = v @ k
+        return tape.jacobian(y, k)
+    fast = compiled(jacobian)
+    np.testing.assert_array_equal(fast().numpy(), jacobian().numpy())
+    assert "seed_product" not in fast.experimental_get_compiler_ir()()
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(st.integers(0, 3), st.integers(1, 3), st.integers(1, 4), st.integers(0, 2 ** 12))
+def test_seed_product_gives_the_matmuls_numbers(i, m, n, seed):
+    rng = np.random.default_rng(seed)
+    a = rng.standard_normal((i, m)).astype(np.float32)
+    a[rng.random((i, m)) < 0.2] = 0.0
+    mask = rng.random((m, n)) < 0.5
+    seed_stack = np.eye(m * n, dtype=np.float32).reshape(m * n, m, n)
+    assert identity_stack(seed_stack) == n
+    for got, want in ((seed_product(a, n), a @ seed_stack),
+                      (seed_product(a, n, mask), a @ (seed_stack * mask))):
+        assert got.dtype == want.dtype and got.shape == want.shape
+        np.testing.assert_array_equal(got, want)
+
+
+def test_only_the_identity_reshaped_is_a_seed():
+    assert identity_stack(np.eye(6).reshape(6, 2, 3)) == 3
+    assert identity_stack(np.eye(6)[::-1].reshape(6, 2, 3)) is None   # one 1 each, reordered
+    assert identity_stack(2 * np.eye(4).reshape(4, 2, 2)) is None
+    assert identity_stack(np.eye(4).reshape(2, 2, 4)) is None
+    assert identity_stack(np.zeros((0, 0, 3))) is None
+    assert identity_stack(np.eye(4, dtype=int).reshape(4, 2, 2)) is None
+    assert identity_stack(None) is None
