@@ -36,7 +36,9 @@ reshapes and broadcasts to the shape the value already has are dropped; a
 node whose inputs are all constants is computed once, here, through the
 ordinary op; nodes whose values reach no output and no assignment are dropped;
 a mask applied twice is applied once (`_mask_once`); a stack of matrices times
-a matrix is one product (`matmul_rows`). For speed, 0-d float constants that
+a matrix is one product (`matmul_rows`); a constant array of one repeated
+number (a mean's 1 / n, an unconnected gradient's zeros) beside an operand of
+the output's shape is that number. For speed, 0-d float constants that
 only scalar lines use are NumPy scalars (`_SCALAR_DTYPES`), and lines call
 methods (`x.reshape(shape)`) rather than NumPy's wrappers of them.
 
@@ -651,6 +653,10 @@ def compile_graph(graph, input_names=None, shapes=None, name=None, masks=False):
                 if transpose[k] and known[k] is not None and np.ndim(known[k]) >= 2:
                     flipped[k] = np.ascontiguousarray(np.swapaxes(known[k], -1, -2))
                     transpose[k], in_shapes[k] = False, flipped[k].shape
+        if node.op in _ARITHMETIC and out_shapes[0] is not None and None not in in_shapes:
+            for k in (0, 1):  # a constant of one repeated number, as that number
+                if _one_number(known[k]) and tuple(in_shapes[1 - k]) == tuple(out_shapes[0]):
+                    flipped[k] = np.asarray(known[k]).reshape(-1)[0].reshape(())
         args = [constant(flipped[k]) if k in flipped else read(r) for k, r in enumerate(ins)]
         template = _template(node, in_shapes, transpose)
         if node.op == "Pow" and known[1] is not None and not np.any(np.asarray(known[1]) == 0.5):
@@ -907,6 +913,20 @@ def _ones(value):
 def _zeros(value):
     return value is not None and np.asarray(value).dtype.kind in "fc" and \
         not np.any(np.asarray(value))
+
+
+_ARITHMETIC = ("AddV2", "Sub", "Mul", "RealDiv")
+
+
+def _one_number(value):
+    """Whether `value` is an array of more than one entry, all with the same bits
+    (the zeros of an unconnected gradient, a mean's 1 / n): broadcast against an
+    operand of the output's shape, its one number gives the same values."""
+    if value is None or np.ndim(value) == 0:
+        return False
+    v = np.ascontiguousarray(value).reshape(-1)
+    return v.size > 1 and v.dtype.kind in "fc" and bool(np.all(
+        v.view(np.uint8).reshape(v.size, -1) == v[:1].view(np.uint8)))
 
 
 def _unchanged_operand(node, known, in_shapes, out_shape):

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import minitape as mt
-from minitape.compiler import compile_graph, identifier
+from minitape.compiler import _one_number, compile_graph, identifier
 from minitape.graph import Graph, Node, Ref
 from minitape.program_seeds import identity_stack, seed_product
 from minitape.specs import TensorSpec
@@ -548,3 +548,21 @@ def test_only_the_identity_reshaped_is_a_seed():
     assert identity_stack(np.zeros((0, 0, 3))) is None
     assert identity_stack(np.eye(4, dtype=int).reshape(4, 2, 2)) is None
     assert identity_stack(None) is None
+
+
+def test_a_constant_of_one_repeated_number_is_written_as_that_number():
+    """A mean's gradient is a constant array of 1 / n everywhere: against an
+    operand of the output's shape, its one number gives the same values."""
+    x = mt.constant(np.arange(6.0).reshape(2, 3) - 2.5)
+
+    def f(x):
+        with mt.GradientTape() as tape:
+            tape.watch(x)
+            loss = mt.reduce_mean(x ** 2)
+        return tape.gradient(loss, x)
+    fast = compiled(f)
+    np.testing.assert_array_equal(fast(x).numpy(), f(x).numpy())
+    source = fast.experimental_get_compiler_ir(x)()
+    assert "# c0 = 0.3333333333333333 (float64)" in source, source  # 2 / n, one number
+    assert _one_number(np.full((2, 2), np.nan)) and not _one_number(np.array([0.0, -0.0]))
+    assert not _one_number(np.ones(1)) and not _one_number(np.array(2.0))

@@ -8,7 +8,8 @@ For each notebook:
 1. write the launch badges and the Colab install cell (`tools.colab`);
 2. execute it top to bottom in a fresh kernel (nbclient, like `jupyter nbconvert
    --execute`), with `record_timing=False` and `store_widget_state=True` (the
-   state of every widget, read in step 3);
+   state of every widget, read in step 3), and join the pieces of printed
+   text that arrived one after another into one output;
 3. freeze each explorer: in cells marked `# NBVAL_IGNORE_OUTPUT`, the explorer's
    outputs (its one-line note and its widget view, `widgets.compat.explorer`)
    become one static picture: the HTML or images its first state showed,
@@ -154,6 +155,23 @@ def freeze_explorers(nb):
     return frozen
 
 
+def coalesce_streams(nb):
+    """One output per run of printed text: a print the kernel flushed in two
+    pieces comes back as two stream outputs, which would change the stored
+    notebook from one rebuild to the next."""
+    for cell in nb.cells:
+        merged = []
+        for out in cell.get("outputs", []):
+            if merged and out.get("output_type") == "stream" and \
+                    merged[-1].get("output_type") == "stream" and \
+                    merged[-1].get("name") == out.get("name"):
+                merged[-1]["text"] = "".join(merged[-1]["text"]) + "".join(out["text"])
+            else:
+                merged.append(out)
+        if "outputs" in cell:
+            cell["outputs"] = merged
+
+
 @once_more_on_kernel_failure
 def rebuild(path, timeout=600):
     """Steps 1-3 for one notebook (step 4 runs on all of them at the end)."""
@@ -167,6 +185,7 @@ def rebuild(path, timeout=600):
                             record_timing=False, store_widget_state=True,
                             resources={"metadata": {"path": str(path.parent)}})
     client.execute()
+    coalesce_streams(nb)
     frozen = freeze_explorers(nb)
     # the name JupyterLab writes back on save, so saving changes nothing
     nb.metadata["kernelspec"] = dict(nb.metadata.get("kernelspec", {}), **KERNELSPEC)
