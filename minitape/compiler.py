@@ -678,7 +678,7 @@ def compile_graph(graph, input_names=None, shapes=None, name=None, masks=False):
                 seeds[node.first] = (n, ins[0])  # a Jacobian's seed, masked
         if node.op == "MatMul" and checked:
             seed = seed_of(node, ins, known, in_shapes, seeds, checked, expr)
-            if seed is not None:  # a Jacobian's seed times a checked `a`: a broadcast
+            if seed is not None:  # a Jacobian's seed times a checked `a`: no matmul
                 n, mask = seed
                 attrs = {"n": n}
                 template = ("seed_product({0}.T, {n}" if transpose[0] else

@@ -2,10 +2,11 @@
 
 `tape.jacobian` runs one backward pass for every row of the Jacobian at once,
 seeded with the identity: row r of the seed is a matrix E_r of the target's
-shape (m, n) with a single 1, at entry r = (p, q). The first matmul that meets
-the seed, `a @ E` (or `a @ (E * mask)`, once a relu's `where` has masked it),
-multiplies by matrices that are almost all zeros, so each entry of the product
-has at most one nonzero term:
+shape (m, n) with a single 1, at entry r = (p, q). (In forward mode the
+tangents of the source are such an identity, one per column.) The first
+matmul that meets them, `a @ E` (or `a @ (E * mask)`, once a relu's `where`
+has masked them), multiplies by matrices that are almost all zeros, so each
+entry of the product has at most one nonzero term:
 
     (a @ (E * mask))[(p, q), i, l] = a[i, p] * mask[p, q] * [q == l]
 
