@@ -16,6 +16,7 @@ pictures). Skipped without chromium or playwright, except under CI (`CI` set).
 """
 import json
 import os
+import platform
 import re
 import secrets
 import shutil
@@ -267,11 +268,19 @@ def test_saving_an_unchanged_notebook_rewrites_nothing(lab):
     """Issue 19: trusting or saving rewrote 12 notebooks (a dirty `git status`
     for a student who only read them)."""
     def check(page, lab):
+        from playwright.sync_api import expect
+
         path = lab["root"] / "trusted.ipynb"
         stored = NOTEBOOK.read_bytes()
         assert path.read_bytes() == stored
         notebook = _open(page, lab, "trusted.ipynb")
         _assert_the_picture_shows(page, notebook)
+        # Save once the kernel is connected, as a student would: JupyterLab then
+        # writes the kernel's language_info, whose Python version is the one
+        # field that changes where the kernel's Python is not the one the
+        # notebooks were rebuilt with (3.11.7); before, the save raced the kernel.
+        expect(_kernel_idle(page)).to_have_count(1, timeout=WAIT)
+        stored = _with_python_version(stored, platform.python_version())
         written = path.stat().st_mtime_ns
         notebook.click(position={"x": 5, "y": 5})
         page.keyboard.press("Control+s")
@@ -296,6 +305,15 @@ def test_untrusted_notebook_shows_the_picture_before_running(lab):
 
 def test_after_run_all_save_and_reopen_no_widget_is_broken(lab):
     _in_browser(_run_save_reopen, lab)
+
+
+def _with_python_version(notebook_bytes, version):
+    """The stored notebook as JupyterLab saves it with a kernel of this Python
+    version: its `metadata.language_info.version` replaced, nothing else."""
+    stored = json.loads(notebook_bytes)["metadata"]["language_info"]["version"]
+    old, new = (f'"version": "{v}"'.encode() for v in (stored, version))
+    assert notebook_bytes.count(old) == 1, "the notebook's language_info.version, once"
+    return notebook_bytes.replace(old, new)
 
 
 def _settled(path, seconds=20):
