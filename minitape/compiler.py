@@ -661,6 +661,11 @@ def compile_graph(graph, input_names=None, shapes=None, name=None, masks=False):
         template = _template(node, in_shapes, transpose)
         if node.op == "Pow" and known[1] is not None and not np.any(np.asarray(known[1]) == 0.5):
             template = "{0} ** {1}"  # NumPy's ** is C's pow but for an exponent of 0.5 (sqrt)
+        if node.op in ("Sum", "Prod") and np.dtype(in_dtypes[0]).kind in "iu":
+            # NumPy adds small integers in int64; the op keeps the input's dtype (and
+            # wraps around on overflow, as TensorFlow's int32 sum does)
+            template = template[:-1] + ", dtype={dtype})"
+            attrs["dtype"] = np.dtype(in_dtypes[0])
         if node.op == "Pow" or not out_shapes or out_shapes[0] != ():
             powered.update(args)  # (a constant of an array line stays an array)
         forward = _forward_function(node.op)

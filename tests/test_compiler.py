@@ -566,3 +566,20 @@ def test_a_constant_of_one_repeated_number_is_written_as_that_number():
     assert "# c0 = 0.3333333333333333 (float64)" in source, source  # 2 / n, one number
     assert _one_number(np.full((2, 2), np.nan)) and not _one_number(np.array([0.0, -0.0]))
     assert not _one_number(np.ones(1)) and not _one_number(np.array(2.0))
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int16, np.int32, np.int64])
+@pytest.mark.parametrize("reduce", [mt.reduce_sum, mt.reduce_prod])
+@pytest.mark.parametrize("axis", [None, 0, 1])
+def test_integer_sums_and_products_keep_their_dtype_and_wrap_around(dtype, reduce, axis):
+    """TensorFlow's integer Sum and Prod keep the input's dtype: the int8 sum of
+    [[100, 100], [27, 1]] is -28 (228 wrapped around), not NumPy's int64 228."""
+    x = mt.constant(np.array([[100, 100], [27, 1]], dtype))
+    f = mt.function(lambda x: reduce(x, axis=axis) * 2, jit_compile=True)
+    with np.errstate(over="ignore"):
+        eager, compiled = reduce(x, axis=axis) * 2, f(x)
+        expected = (getattr(np, "sum" if reduce is mt.reduce_sum else "prod")(
+            x.numpy(), axis=axis, dtype=dtype) * dtype(2)).astype(dtype)
+    assert compiled.dtype == eager.dtype == dtype
+    np.testing.assert_array_equal(compiled.numpy(), expected)
+    np.testing.assert_array_equal(eager.numpy(), expected)
