@@ -38,7 +38,10 @@ def jacobian(self, target, sources, unconnected_gradients=UnconnectedGradients.N
       per element of a source, starting from a tangent that is 1 there.
     `experimental_direction="auto"` (the default) takes the direction that
     computes fewer numbers, counted on the recorded ops between the sources
-    and the target (`direction_costs`); "forward" or "reverse" forces one.
+    and the target (`direction_costs`), but keeps reverse mode, TensorFlow's,
+    wherever forward mode could give other numbers: complex values, and ops
+    outside `_SMOOTH` (sqrt at 0 gives NaN columns forward). "forward" or
+    "reverse" forces one.
 
     With `experimental_use_pfor=True` the rows (or columns) travel together
     as a leading batch dimension, in chunks of `parallel_iterations` of
@@ -244,28 +247,57 @@ def _on_path(needs, op):
 
 
 def _pick_direction(tape, choice, target, sources, method, n_outputs=None, n_inputs=None):
+    if choice not in ("auto", "forward", "reverse"):
+        raise ValueError(f"{method}: experimental_direction must be 'auto', 'forward' or "
+                         f"'reverse', got {choice!r}")
+    complex_dtype = next((t.dtype for t in [target, *sources] if t.dtype.kind == "c"), None)
+    if choice == "forward" and complex_dtype is not None:
+        raise ValueError(
+            f"{method}: experimental_direction='forward' cannot take a {complex_dtype} "
+            "target or source: forward mode gives the derivative f'(z), where "
+            "TensorFlow's convention for complex numbers, which reverse mode follows, "
+            "gives its conjugate (and two sweeps for a function that is not "
+            "holomorphic); use 'reverse' or 'auto'")
     if choice == "auto":
-        if _borrows_a_jvp(tape, target, sources):
+        if complex_dtype is not None or not _forward_equals_reverse(tape, target, sources):
             return "reverse"
         forward, reverse = direction_costs(tape, target, sources, n_outputs, n_inputs)
         return jacobian_direction(1, 1, forward, reverse)
-    if choice in ("forward", "reverse"):
-        return choice
-    raise ValueError(f"{method}: experimental_direction must be 'auto', 'forward' or "
-                     f"'reverse', got {choice!r}")
+    return choice
 
 
-def _borrows_a_jvp(tape, target, sources):
-    """Whether forward mode would take some op's JVP from a user's gradient
-    function (a custom_gradient, a primitive without a JVP rule). Such a
-    "gradient" need not be linear in its upstream (one that clips it is not),
-    and then the two directions give different Jacobians; "auto" keeps
-    TensorFlow's, reverse mode."""
+# Op types whose partial derivatives are finite wherever their inputs and outputs
+# are, or whose JVP rules give 0 for a zero tangent (the products' masks): along
+# them a one-hot column's zero entries stay zero. Elsewhere (sqrt at 0, asin at 1,
+# log, division, pow) a zero tangent times an infinite partial derivative is NaN,
+# and the next product spreads it over the whole column, while the reverse walk,
+# TensorFlow's, keeps the inf to one column. A type missing here costs only speed.
+_SMOOTH = frozenset({
+    "AddV2", "AddN", "Sub", "Neg", "Mul", "Square", "SquaredDifference", "BiasAdd",
+    "MatMul", "Einsum", "UnmovedEinsum", "ZeroWhereUnmoved", "Sum", "Mean", "Max",
+    "Min", "Prod", "Cumsum", "Maximum", "Minimum", "SelectV2", "Abs", "Relu",
+    "Relu6", "LeakyRelu", "Elu", "Selu", "Softplus", "Sigmoid", "Tanh", "Softmax",
+    "Sin", "Cos", "Sinh", "Cosh", "Asinh", "Atan", "Exp", "Expm1", "Erf", "Erfc",
+    "Sign", "Cast", "Identity", "Reshape", "Transpose", "BroadcastTo", "Tile", "Pack",
+    "ConcatV2", "StridedSlice", "StridedSliceGrad", "PadV2", "GatherV2", "GatherNd",
+    "ScatterNd", "SegmentSum", "UnsortedSegmentSum", "MatrixBandPart",
+    "MatrixDiagPartV3", "MatrixDiagV3", "MatrixSetDiagV3", "L2Loss"})
+
+
+def _forward_equals_reverse(tape, target, sources):
+    """Whether forward mode's columns equal reverse mode's rows (to rounding)
+    whatever the values, so that "auto" may take the cheaper direction: every
+    differentiable op between the sources and the target is in `_SMOOTH` and has
+    a JVP rule of its own. (A JVP borrowed from a user's gradient function, a
+    custom_gradient's or a primitive's, need not be linear in its upstream: one
+    that clips it is not, and the directions then differ.)"""
     path, _, _ = ops_between(tape, [target._id], {s._id for s in sources})
     for op in path:
-        if registry.lookup_jvp(op) is None and registry.lookup(op) is not None:
-            return True
-    return False
+        if registry.lookup(op) is None:
+            continue  # not differentiable: its outputs do not move
+        if op.type not in _SMOOTH or registry.lookup_jvp(op) is None:
+            return False
+    return True
 
 
 class _OneHot:

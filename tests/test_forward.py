@@ -683,6 +683,50 @@ def test_auto_keeps_reverse_mode_through_a_users_gradient_function(monkeypatch):
     assert not np.allclose(fwd.numpy(), rev.numpy())  # the clip makes them differ
 
 
+@pytest.mark.parametrize("name, f", [("sqrt", mt.sqrt),
+                                     ("asin", lambda x: mt.math.asin(x / 4))])
+def test_auto_keeps_reverse_mode_where_a_derivative_is_infinite(monkeypatch, name, f):
+    """sqrt at 0 and asin at 1 have an infinite derivative and a finite value.
+    A forward sweep's one-hot column is 0 there, and 0 * inf is NaN, which
+    the product with W spreads over the whole column; TensorFlow's jacobian
+    (reverse mode) keeps the inf to the one column. "auto" would have chosen
+    forward (3 inputs, 8 outputs) and must give TensorFlow's numbers."""
+    w = np.arange(24, dtype=np.float32).reshape(3, 8) / 10 - 1
+    x = mt.constant(np.array([0.0, 1.0, 4.0], np.float32))
+    with mt.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        y = mt.matmul(f(x)[None, :], mt.constant(w))[0]
+    forward, reverse = jacobians_module.direction_costs(tape, y, [x])
+    assert forward < reverse  # by the count alone, forward would be cheaper
+    calls = _spy(monkeypatch)
+    auto = tape.jacobian(y, x).numpy()
+    assert calls == {"forward": 0, "reverse": 1}
+    singular = 0 if name == "sqrt" else 2
+    assert np.isinf(auto[:, singular]).all() and np.isfinite(np.delete(auto, singular, 1)).all()
+    if name == "sqrt":  # TensorFlow 2.21's tape.jacobian, first three rows
+        np.testing.assert_allclose(auto[:3, 1:], [[-0.1, 0.15], [-0.05, 0.175], [0.0, 0.2]],
+                                   rtol=1e-6)
+    fwd = tape.jacobian(y, x, experimental_direction="forward").numpy()
+    assert np.isnan(fwd).any()  # what forward mode gives (and ForwardAccumulator, as TF's)
+
+
+def test_complex_jacobians_stay_in_reverse_mode(monkeypatch):
+    """For complex numbers TensorFlow's gradients (and so reverse mode) give
+    the conjugate of the derivative; a forward sweep gives the derivative
+    itself. "auto" keeps reverse mode, and asking for forward is an error."""
+    z = mt.constant(np.array([1 + 2j, -0.5 + 1j], np.complex64))
+    c = mt.constant((np.arange(5) + 1j).astype(np.complex64))
+    with mt.GradientTape(persistent=True) as tape:
+        tape.watch(z)
+        y = mt.reshape(z[:, None] * z[:, None] * c[None, :], [-1])  # 10 outputs, 2 inputs
+    calls = _spy(monkeypatch)
+    j = tape.jacobian(y, z).numpy()
+    assert calls == {"forward": 0, "reverse": 1}
+    np.testing.assert_allclose(j[1], [-2 - 6j, 0], atol=1e-6)  # TensorFlow 2.21: conj(2 z c)
+    with pytest.raises(ValueError, match="'forward' cannot take a complex64"):
+        tape.jacobian(y, z, experimental_direction="forward")
+
+
 def test_a_hessian_stays_in_reverse_mode(monkeypatch):
     """The Jacobian of a gradient: a sweep's tangent terms and a walk's
     gradients count the same numbers on the gradient's ops; forward mode
