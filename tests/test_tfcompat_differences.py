@@ -51,6 +51,8 @@ ROWS = [
     "`softsign`'s second derivative, Jacobian and JVP",
     "the second derivative of `reduce_prod` at a zero entry",
     "a `ForwardAccumulator` tangent whose shape is not its primal's",
+    "`batch_jacobian` of a source the target does not depend on",
+    "`batch_jacobian` of a rank-1 target `(b,)`",
 ]
 
 
@@ -466,3 +468,25 @@ def test_declaring_an_op_type_not_differentiable_again_is_accepted():
     mt.NotDifferentiable("MinitapeTestNoGradientTwice")
     with pytest.raises(KeyError, match="Registering two gradient with name 'Sin'"):
         mt.NotDifferentiable("Sin")                  # as TensorFlow: it has a gradient
+
+
+def test_batch_jacobian_of_an_unconnected_source_is_none_as_for_jacobian():
+    # TensorFlow 2.21 gives zeros of shape (4, 3, 2) here, even with the default NONE
+    x, u = mt.constant(np.ones((4, 3), np.float32)), mt.constant(np.ones((4, 2), np.float32))
+    with mt.GradientTape(persistent=True) as tape:
+        tape.watch([x, u])
+        y = x * 2.0
+    assert tape.batch_jacobian(y, u) is None
+    assert tape.jacobian(y, u) is None
+    zeros = tape.batch_jacobian(y, u, unconnected_gradients=mt.UnconnectedGradients.ZERO)
+    assert zeros.shape == (4, 3, 2) and not zeros.numpy().any()
+
+
+def test_batch_jacobian_of_a_rank_one_target_gives_each_examples_derivatives():
+    # TensorFlow 2.21: ValueError: Shape (4,) must have rank at least 2
+    x = mt.constant(np.arange(12, dtype=np.float32).reshape(4, 3))
+    with mt.GradientTape() as tape:
+        tape.watch(x)
+        loss = mt.reduce_sum(x * x, axis=1)  # one number per example
+    j = tape.batch_jacobian(loss, x)
+    np.testing.assert_array_equal(j.numpy(), 2 * x.numpy())  # d(sum x_bi^2)/dx_bj
