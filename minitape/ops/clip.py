@@ -8,7 +8,9 @@ from .reductions import reduce_sum
 
 
 def clip_by_value(t, clip_value_min, clip_value_max, name=None):
-    """Elementwise min(max(t, lo), hi): the gradient passes where t is inside."""
+    """Elementwise max(min(t, hi), lo), in TensorFlow's order, so for lo > hi
+    every value is lo (and its gradient goes to lo). The gradient passes to t
+    where t is inside, ties included."""
     t = tensor_input("clip_by_value", t)
     # Checked before the first op runs, so a bad bound leaves no op on a tape.
     lo = operand(clip_value_min, t, "clip_by_value")
@@ -18,7 +20,7 @@ def clip_by_value(t, clip_value_min, clip_value_max, name=None):
     except ValueError:
         raise ValueError(f"clip_by_value: bounds of shapes {lo.shape} and {hi.shape} "
                          f"cannot be broadcast against t of shape {t.shape}") from None
-    return minimum(maximum(t, lo), hi, name=name)
+    return maximum(minimum(t, hi), lo, name=name)
 
 
 def clip_by_norm(t, clip_norm, axes=None, name=None):

@@ -8,8 +8,9 @@ import numpy as np
 from .. import arguments
 from ..registry import RegisterGradient, RegisterJVP
 from ..tensor import Tensor, TensorLike, convert_to_tensor, float32, int32
-from .broadcasting import reduce_sum, reshape
-from .core import attr_int, constant_like, emit, first_input_dtype, replay
+from .broadcasting import broadcast_to, reduce_sum, reshape
+from .core import (attr_int, constant_like, emit, first_input_dtype, replay,
+                   tensor_input)
 
 
 def zeros(shape, dtype=float32, name=None):
@@ -21,7 +22,15 @@ def ones(shape, dtype=float32, name=None):
 
 
 def fill(dims, value, name=None):
+    """`value` repeated to shape `dims`. A tensor or variable value stays on
+    the tape (a `BroadcastTo`: its gradient is the sum of the upstream one, as
+    TensorFlow's); numbers give a constant."""
     dims = arguments.shape("fill", dims, what="dims")
+    if isinstance(value, TensorLike):
+        value = tensor_input("fill", value)
+        if value.ndim != 0:
+            raise ValueError(f"fill: value must be a scalar, got shape {value.shape}")
+        return broadcast_to(value, dims, name=name)
     try:
         value = np.asarray(convert_to_tensor(value))  # Python floats become float32
     except (TypeError, ValueError) as e:
@@ -132,16 +141,48 @@ replay("LinSpace", lambda xs, attrs, out_shapes: linspace(xs[0], xs[1], attrs["n
        dtype=first_input_dtype)
 
 
+# TensorFlow's order for range's dtype: the widest of its arguments' wins
+_RANGE_DTYPES = ("int32", "int64", "float16", "float32", "float64")
+
+
+def _range_dtype(what, given, array):
+    """One argument's dtype, as TensorFlow converts it: a tensor's or NumPy
+    value's own, int32 for a Python int (int64 if it does not fit), float32
+    for a Python float."""
+    if isinstance(given, (TensorLike, np.ndarray, np.generic)):
+        if array.dtype.name not in _RANGE_DTYPES:
+            raise TypeError(f"range: {what} {given!r} has dtype {array.dtype}; range "
+                            f"takes {', '.join(_RANGE_DTYPES)} (use mt.cast or dtype=)")
+        return array.dtype
+    if array.dtype.kind == "f":
+        return np.dtype(float32)
+    return np.dtype(int32 if -2**31 <= given < 2**31 else np.int64)
+
+
 def range(start, limit=None, delta=1, dtype=None, name="range"):
-    """Like Python's range, as a tensor: int32 for ints, float32 for floats.
-    As in TensorFlow, delta must not be 0 and must point from start to limit."""
+    """Like Python's range, as a tensor. Its dtype is TensorFlow's: the widest
+    of the arguments' (int32 < int64 < float16 < float32 < float64; a Python
+    int is int32, a float float32), or `dtype`, to which tensors are cast and
+    Python numbers converted. As in TensorFlow, delta must not be 0 and must
+    point from start to limit."""
+    if dtype is not None:
+        dtype = arguments.dtype("range", dtype, kinds="iuf")
     if limit is None:
         start, limit = 0, start
-    values = [_number("range", what, v)
-              for what, v in (("start", start), ("limit", limit), ("delta", delta))]
+    given = (("start", start), ("limit", limit), ("delta", delta))
+    values = [_number("range", what, v) for what, v in given]
     if dtype is None:
-        dtype = int32 if all(v.dtype.kind in "iu" for v in values) else float32
-    dtype = arguments.dtype("range", dtype, kinds="iuf")
+        dtype = max((_range_dtype(what, v, a) for (what, v), a in zip(given, values)),
+                    key=lambda d: _RANGE_DTYPES.index(d.name))
+    else:
+        for i, ((what, v), a) in enumerate(zip(given, values)):
+            if isinstance(v, (TensorLike, np.ndarray, np.generic)):
+                values[i] = a.astype(dtype)  # a cast, as TensorFlow's
+            else:
+                try:
+                    values[i] = np.asarray(convert_to_tensor(v, dtype))
+                except (TypeError, ValueError) as e:
+                    raise type(e)(f"range: {what}: {e}") from None
     start, limit, delta = (v.item() for v in values)
     if delta == 0:
         raise ValueError(f"range: delta must not be 0 (start={start}, limit={limit})")

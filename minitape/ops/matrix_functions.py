@@ -14,6 +14,7 @@ import math
 import numpy as np
 
 from ..registry import RegisterGradient, RegisterJVP
+from ..tensor import TensorLike, operand
 from .broadcasting import broadcast_to, reduce_sum, reshape
 from .core import attr_number, constant_like, emit, matrix_shape, replay
 from .creation import zeros
@@ -58,12 +59,26 @@ def lstsq(matrix, rhs, l2_regularizer=0.0, fast=True, name=None):
     if not fast:
         return matmul(pinv(a), b, name=name)
     m, n = a.shape[-2:]
-    reg = float(l2_regularizer) * np.eye(min(m, n), dtype=a.dtype)
+    reg = _regularizer(l2_regularizer, a, min(m, n))
     if m >= n:
-        gram = matmul(a, a, transpose_a=True) + constant_like(reg)
+        gram = matmul(a, a, transpose_a=True) + reg
         return cholesky_solve(cholesky(gram), matmul(a, b, transpose_a=True), name=name)
-    gram = matmul(a, a, transpose_b=True) + constant_like(reg)
+    gram = matmul(a, a, transpose_b=True) + reg
     return matmul(a, cholesky_solve(cholesky(gram), b), transpose_a=True, name=name)
+
+
+def _regularizer(l2, a, k):
+    """l2 I (k x k) for the Gram matrix. A tensor l2 is multiplied in with an
+    op, so the solution is differentiable in it (TensorFlow: gramian += l2 * I);
+    a number gives a constant."""
+    eye = np.eye(k, dtype=a.dtype)
+    if not isinstance(l2, TensorLike):
+        return constant_like(float(l2) * eye)
+    l2 = operand(l2, a, "linalg.lstsq")  # the matrix's dtype, or a TypeError
+    if l2.ndim != 0:
+        raise ValueError(f"linalg.lstsq: l2_regularizer must be a scalar, got shape "
+                         f"{l2.shape}")
+    return l2 * constant_like(eye)
 
 
 # --- pinv -------------------------------------------------------------------------------
