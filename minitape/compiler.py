@@ -73,6 +73,8 @@ __all__ = ["compile_graph", "Program", "LINES"]
 # Each computes exactly what the op's forward computes in `minitape/ops`.
 
 def sigmoid(v):
+    if v.dtype.kind == "c":  # as ops.nn.sigmoid: the stable form below is for real v
+        return 1 / (1 + np.exp(-v))
     e = np.exp(-np.abs(v))
     value = np.where(v >= 0, 1 / (1 + e), e / (1 + e)).astype(v.dtype, copy=False)
     return value[()] if value.ndim == 0 else value

@@ -21,8 +21,8 @@ import numpy as np
 from ..context import state
 from ..registry import RegisterGradient, RegisterJVP
 from .core import elementwise_shape, emit, float_input, number, replay, tensor_input, with_numbers
-from .elementwise import (abs, cast, equal, exp, greater, less, multiply, sign, square,
-                          tanh, where)
+from .elementwise import (abs, cast, equal, exp, greater, less, multiply, real_input, sign,
+                          square, tanh, where)
 from .nn import sigmoid
 
 
@@ -104,7 +104,7 @@ SELU_SCALE = 1.0507009873554804934193349852946
 def selu(features, name=None):
     """scale * x for x >= 0, scale * alpha * (exp(x) - 1) otherwise
     (Klambauer et al. 2017). exp(x) - 1, not expm1, as TensorFlow's kernel."""
-    x = float_input("selu", features)
+    x = real_input("selu", features, floating=True)  # TensorFlow refuses complex
     v = x._value
     t = v.dtype.type
     negative = t(SELU_SCALE * SELU_ALPHA) * (np.exp(np.minimum(v, 0)) - t(1))

@@ -25,8 +25,8 @@ from ..recording import record
 from ..tensor import Tensor, new_id
 from .broadcasting import full_tangent, lift, unbroadcast
 from .complex import conj
-from .core import (FLOAT_SCALARS, NUMBER_SCALARS, broadcast_error, emit, float_input,
-                   operands, replay, tangent_batch, tensor_input)
+from .core import (FLOAT_SCALARS, NUMBER_SCALARS, REAL_SCALARS, broadcast_error, emit,
+                   float_input, operands, replay, tangent_batch, tensor_input)
 
 _new_tensor = Tensor.__new__
 
@@ -62,14 +62,17 @@ def _binary(op_type, op_name, numpy_fn, doc):
 
 def _unary(op_type, op_name, numpy_fn, doc, kinds="fc"):
     """Make the elementwise op `op_name(x)`; `kinds` are the dtype kinds it
-    accepts (floating point by default)."""
-    check = float_input if kinds == "fc" else tensor_input
-    scalars = FLOAT_SCALARS if kinds == "fc" else NUMBER_SCALARS  # (not bools: "biufc")
+    accepts (floating point by default; "f": real floating point only)."""
+    check = float_input if kinds in ("fc", "f") else tensor_input
+    scalars = {"fc": FLOAT_SCALARS, "f": FLOAT_SCALARS & REAL_SCALARS}.get(
+        kinds, NUMBER_SCALARS)  # (not bools: "biufc")
 
     def op(x, name=None):
         if type(x) is not Tensor or (type(x._value) not in scalars
                                      and x._value.dtype.kind not in kinds):
             x = check(op_name, x)
+            if x._value.dtype.kind not in kinds:  # only complex gets past check here
+                raise complex_error(op_name, x)
         out = _new_tensor(Tensor)  # emit(op_type, ..., (x,), None, name), inlined
         out._value, out._id = numpy_fn(x._value), new_id()
         tapes = state.tapes
@@ -80,6 +83,22 @@ def _unary(op_type, op_name, numpy_fn, doc, kinds="fc"):
     op.__doc__ = doc
     op.numpy_fn = numpy_fn  # what compiled programs call (compiler.py)
     return op
+
+
+def complex_error(op_name, x):
+    return TypeError(f"{op_name}: complex input (dtype {x.dtype}) is not supported, "
+                     "as in TensorFlow")
+
+
+def real_input(op_name, x, floating=False):
+    """`x` as a tensor (a floating-point one if `floating`), not complex: for the
+    ops TensorFlow has no complex kernel for, mostly those that order numbers
+    (max, comparisons, relu, softmax), where NumPy would order complex numbers
+    lexicographically and give meaningless results."""
+    x = (float_input if floating else tensor_input)(op_name, x)
+    if x._value.dtype.kind == "c":
+        raise complex_error(op_name, x)
+    return x
 
 
 def _both(op, grad, gx, gy):
@@ -518,6 +537,8 @@ def _abs_jvp(op, t):
 
 def _select(op_type, op_name, pick_x, x, y, name):
     x, y = operands(op_name, x, y)
+    if x._value.dtype.kind == "c":  # no order (NumPy's is lexicographic)
+        raise complex_error(op_name, x)
     try:
         value = pick_x(x._value, y._value)
     except ValueError:
@@ -640,12 +661,31 @@ def _cast_jvp(op, t):
     return cast(t, dtype) if dtype.kind in "fc" else None
 
 
-sign = _unary("Sign", "sign", np.sign, "-1, 0 or 1; its gradient is zero.", kinds="biufc")
+_sign = _unary("Sign", "sign", np.sign, "-1, 0 or 1.", kinds="biufc")
+
+
+def sign(x, name=None):
+    """-1, 0 or 1 (its gradient is zero). For complex x, x / |x| (0 at 0),
+    made of ops as TensorFlow's tf.math.sign makes it (div_no_nan), so that
+    it differentiates: the second derivatives of abs (whose gradient is
+    grad * sign(x)) and of complex norms go through it."""
+    if type(x) is not Tensor:
+        x = tensor_input("sign", x)
+    if x._value.dtype.kind != "c":
+        return _sign(x, name)
+    size = cast(abs(x), x.dtype)
+    at_zero = equal(size, 0)  # div_no_nan: 0 there, and its gradient 0 too
+    return where(at_zero, np.zeros((), x.dtype),
+                 x / where(at_zero, np.ones((), x.dtype), size), name=name)
+
+
+sign.numpy_fn = np.sign  # what compiled programs call for a Sign op (compiler.py)
 
 
 @RegisterGradient("Sign", batch_safe=True)
 def _sign_grad(op, grad):
-    """Zeros, not None, as in TensorFlow: sign is flat wherever it has a slope,
+    """(Sign ops are of real inputs: complex sign is made of other ops.)
+    Zeros, not None, as in TensorFlow: sign is flat wherever it has a slope,
     so |x|'' = d(grad * sign(x))/dx comes out as 0 rather than unconnected.
     The zeros are a constant (TensorFlow's ZerosLike is not differentiable)."""
     return Tensor(np.zeros(grad.shape, grad.dtype))
@@ -671,13 +711,16 @@ def connected_zeros(x):
 
 # Not differentiable: recorded like any op (so traces replay them), but their
 # inputs get no gradient (NotDifferentiable) and no tangent.
-round = _unary("Round", "round", np.round, "Round half to even (not differentiable).")
-floor = _unary("Floor", "floor", np.floor, "Round down (not differentiable).")
+round = _unary("Round", "round", np.round, "Round half to even (not differentiable).",
+               kinds="f")
+floor = _unary("Floor", "floor", np.floor, "Round down (not differentiable).", kinds="f")
 
 
 def _comparison(op_type, op_name, numpy_fn):
     def compare(x, y, name=None):
         x, y = operands(op_name, x, y)
+        if x._value.dtype.kind == "c" and op_type not in ("Equal", "NotEqual"):
+            raise complex_error(op_name, x)  # no order (NumPy's is lexicographic)
         try:
             value = np.asarray(numpy_fn(x._value, y._value))
         except ValueError:

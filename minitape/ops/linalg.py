@@ -4,11 +4,17 @@ All of them accept leading batch dimensions, so their rules also accept a
 leading batch of upstream gradients (vectorised jacobians) through NumPy's
 broadcasting of matmul and solve. For the same reason their JVP rules (forward
 mode) accept a leading batch of tangents.
+
+Complex operands follow TensorFlow's convention (complex.py): a gradient rule
+takes the conjugate of the other operands (grad @ conj(b)^T for a @ b), a JVP
+rule does not. `conj` returns a real tensor as it is and records nothing, so
+real inputs run (and trace, and compile) exactly the same ops.
 """
 import numpy as np
 
 from ..registry import RegisterGradient, RegisterJVP, batch_ndim
 from .broadcasting import lift, unbroadcast
+from .complex import conj
 from .core import constant_like, emit, float_input, operands, tangent_batch, tensor_input
 from .shapes import matrix_transpose
 from .unmoved_products import moved_product
@@ -17,15 +23,16 @@ from .unmoved_products import moved_product
 def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_b=False,
            name=None):
     """Matrix product of the last two axes (rank >= 2; leading axes broadcast).
-    `adjoint_a`/`adjoint_b` take the conjugate transpose, which for real
-    matrices is the transpose (complex adjoints are not supported)."""
+    `adjoint_a`/`adjoint_b` take the conjugate transpose: a recorded Conj op,
+    then the transpose flag (for real matrices, the transpose alone)."""
     a, b = operands("matmul", a, b)
     if (transpose_a and adjoint_a) or (transpose_b and adjoint_b):
         raise ValueError("matmul: only one of transpose_a and adjoint_a (and of transpose_b "
                          "and adjoint_b) can be True")
-    if (adjoint_a or adjoint_b) and a._value.dtype.kind == "c":
-        raise TypeError(f"matmul: adjoint_a/adjoint_b of complex matrices (dtype {a.dtype}) "
-                        "are not supported; minitape has no complex conjugate op")
+    if adjoint_a:
+        a = conj(a)
+    if adjoint_b:
+        b = conj(b)
     transpose_a, transpose_b = transpose_a or adjoint_a, transpose_b or adjoint_b
     if a.ndim < 2 or b.ndim < 2:
         raise ValueError(f"matmul: both operands need rank >= 2, got shapes {a.shape} "
@@ -93,8 +100,11 @@ def _matmul_grad(op, grad):
     no separate transpose op is needed:
         ta=False: da = grad @ op(b)^T        ta=True: da = op(b) @ grad^T
         tb=False: db = op(a)^T @ grad        tb=True: db = grad^T @ op(a)
+    For complex operands a and b are conjugated first (grad @ conj(b)^T):
+    TensorFlow's convention, the upstream gradient times the conjugate of the
+    derivative. The JVP below takes them as they are.
     """
-    a, b = op.inputs
+    a, b = conj(op.inputs[0]), conj(op.inputs[1])
     ta, tb = op.attrs["transpose_a"], op.attrs["transpose_b"]
     ga = gb = None
     if op.needs[0]:
@@ -142,13 +152,18 @@ def _check_square(op_name, m):
 
 
 def solve(matrix, rhs, adjoint=False, name=None):
-    """X with matrix @ X = rhs (or matrix^T @ X = rhs when adjoint)."""
+    """X with matrix @ X = rhs (or matrix^H @ X = rhs when adjoint: the
+    conjugate transpose, for real matrices the transpose)."""
     a, b = operands("linalg.solve", matrix, rhs)
     float_input("linalg.solve", a)
     _check_square("linalg.solve", a)
     if b.ndim < 2 or b.shape[-2] != a.shape[-1]:
         raise ValueError(f"linalg.solve: rhs must have shape (..., {a.shape[-1]}, K) "
                          f"for a matrix of shape {a.shape}, got {b.shape}")
+    if adjoint and a._value.dtype.kind == "c":
+        # the conjugate is an op of its own (differentiable), so a recorded
+        # MatrixSolve with adjoint=True only ever transposes a real matrix
+        return solve(matrix_transpose(conj(a)), b, name=name)
     av = np.swapaxes(a._value, -1, -2) if adjoint else a._value
     try:
         value = np.linalg.solve(av, b._value)
@@ -163,14 +178,17 @@ def solve(matrix, rhs, adjoint=False, name=None):
 
 @RegisterGradient("MatrixSolve", batch_safe=True)
 def _solve_grad(op, grad):
-    """X = A^-1 B: dB = A^-T grad (one more solve), dA = -dB X^T."""
+    """X = A^-1 B: dB = A^-H grad (one more solve), dA = -dB X^H (for real
+    matrices the transposes; complex ones are conjugated, as TensorFlow's
+    _MatrixSolveGrad)."""
     a, b = op.inputs
     x = op.outputs[0]
     adjoint = op.attrs["adjoint"]
     gb = solve(a, grad, adjoint=not adjoint)
     ga = None
     if op.needs[0]:
-        ga = -matmul(x, gb, transpose_b=True) if adjoint else -matmul(gb, x, transpose_b=True)
+        ga = -matmul(x, conj(gb), transpose_b=True) if adjoint else \
+            -matmul(gb, conj(x), transpose_b=True)
     nb = batch_ndim(op, grad)
     return (None if ga is None else unbroadcast(ga, a.shape, nb),
             unbroadcast(gb, b.shape, nb))
@@ -178,19 +196,20 @@ def _solve_grad(op, grad):
 
 @RegisterJVP("MatrixSolve", batch_safe=True)
 def _solve_jvp(op, ta, tb):
-    """A X = B, so dA X + A dX = dB: dX = A^-1 (dB - dA X) (A^T for adjoint)."""
+    """A X = B, so dA X + A dX = dB: dX = A^-1 (dB - dA X) (A^H for adjoint)."""
     a, b = op.inputs
     x = op.outputs[0]
     adjoint = op.attrs["adjoint"]
     ndim = x.ndim
     rhs = None if tb is None else lift(tb, b, ndim)
     if ta is not None:
-        da_x = matmul(lift(ta, a, ndim), x, transpose_a=adjoint)
+        da_x = matmul(lift(ta, a, ndim), x, adjoint_a=adjoint)
         rhs = -da_x if rhs is None else rhs - da_x
     return solve(a, rhs, adjoint=adjoint)  # broadcasting with A gives X's full shape
 
 
 def inv(input, adjoint=False, name=None):
+    """A^-1 (its conjugate transpose when adjoint) of each square matrix."""
     a = float_input("linalg.inv", input)
     _check_square("linalg.inv", a)
     try:
@@ -198,13 +217,13 @@ def inv(input, adjoint=False, name=None):
     except np.linalg.LinAlgError as e:
         raise np.linalg.LinAlgError(f"linalg.inv: matrix of shape {a.shape}: {e}") from None
     out = emit("MatrixInverse", value.astype(a.dtype, copy=False), (a,), None, name)
-    return matrix_transpose(out) if adjoint else out
+    return matrix_transpose(conj(out)) if adjoint else out
 
 
 @RegisterGradient("MatrixInverse", batch_safe=True)
 def _inv_grad(op, grad):
-    """d(A^-1) = -A^-1 dA A^-1, so dA = -A^-T grad A^-T."""
-    ainv = op.outputs[0]
+    """d(A^-1) = -A^-1 dA A^-1, so dA = -A^-H grad A^-H (A^-T for real A)."""
+    ainv = conj(op.outputs[0])
     return -matmul(matmul(ainv, grad, transpose_a=True), ainv, transpose_b=True)
 
 
@@ -282,7 +301,8 @@ def _einsum_grad(op, grad):
     with every other input, producing input i's subscripts. Two fix-ups:
     a letter only input i has (summed away by it alone) comes back through a
     vector of ones, and a repeated letter (a diagonal, as in 'bxby') is written
-    out through an identity matrix."""
+    out through an identity matrix. Complex operands are conjugated (TensorFlow's
+    convention; conj of a real tensor is the tensor itself)."""
     ins, out = op.attrs["inputs"], op.attrs["output"]
     used = set("".join(ins) + out)
     fresh = iter([c for c in _LETTERS if c not in used])
@@ -294,7 +314,7 @@ def _einsum_grad(op, grad):
         if not op.needs[i]:
             grads.append(None)
             continue
-        terms = [(batch + out, grad)] + [(s, x) for j, (s, x) in
+        terms = [(batch + out, grad)] + [(s, conj(x)) for j, (s, x) in
                                          enumerate(zip(ins, op.inputs)) if j != i]
         present = set("".join(s for s, _ in terms))
         for c in dict.fromkeys(sub):

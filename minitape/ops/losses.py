@@ -19,9 +19,8 @@ from ..tensor import operand
 from .activations import flat_zero
 from .broadcasting import lift, reduce_sum, reshape, unbroadcast
 from .control import stop_gradient
-from .core import (attr_int, constant_like, emit, float_input, index_dtypes, replay,
-                   tensor_input)
-from .elementwise import abs, add, cast, equal, greater_equal, where
+from .core import attr_int, constant_like, emit, index_dtypes, replay, tensor_input
+from .elementwise import abs, add, cast, equal, greater_equal, real_input, where
 from .nn import log_softmax, relu, softmax, softplus
 
 
@@ -29,7 +28,7 @@ def _labels_and_logits(op_name, labels, logits):
     if labels is None or logits is None:
         raise ValueError(f"{op_name}: both labels and logits must be given, got "
                          f"labels={labels!r} and logits={logits!r}")
-    logits = float_input(op_name, logits)
+    logits = real_input(op_name, logits, floating=True)  # TensorFlow refuses complex
     labels = operand(labels, logits, op_name)
     return labels, logits
 
@@ -44,7 +43,7 @@ def _same_shape(op_name, labels, logits):
 
 def l2_loss(t, name=None):
     """sum(t^2) / 2, a scalar."""
-    x = float_input("l2_loss", t)
+    x = real_input("l2_loss", t, floating=True)  # TensorFlow refuses complex
     v = x._value
     return emit("L2Loss", np.asarray(np.sum(v * v) / 2, v.dtype)[()], (x,), None, name)
 
@@ -116,7 +115,7 @@ def softmax_cross_entropy_with_logits(labels, logits, axis=-1, name=None):
     cast to the logits' dtype and broadcast against them, as in TensorFlow;
     float16 is computed in float32."""
     op_name = "softmax_cross_entropy_with_logits"
-    z = float_input(op_name, logits)
+    z = real_input(op_name, logits, floating=True)  # TensorFlow refuses complex
     labels = tensor_input(op_name, labels)
     if z.ndim == 0:
         raise ValueError(f"{op_name}: logits must be at least 1-D, got a scalar")
@@ -195,7 +194,7 @@ def sparse_softmax_cross_entropy_with_logits(labels, logits, name=None):
     """-log_softmax(logits)[..., labels]: integer class labels of shape
     logits.shape[:-1], each in [0, classes)."""
     op_name = "sparse_softmax_cross_entropy_with_logits"
-    z = float_input(op_name, logits)
+    z = real_input(op_name, logits, floating=True)  # TensorFlow refuses complex
     labels = tensor_input(op_name, labels)
     if z.ndim == 0:
         raise ValueError(f"{op_name}: logits cannot be a scalar")

@@ -6,7 +6,9 @@ tanh' = 1-y^2, elu' = y+1 for x<0): the output is on the tape anyway.
 The activations are elementwise, so their Jacobians are diagonal and each JVP
 rule is the gradient rule with the tangent in the place of the upstream
 gradient. Softmax's Jacobian, diag(y) - y y^T, is symmetric, so for softmax too
-the JVP is the same formula as the gradient.
+the JVP is the same formula as the gradient. Complex inputs: sigmoid (and so
+silu) takes them, with the conjugate in its gradient (TensorFlow's convention,
+complex.py); the others refuse them, as TensorFlow does.
 """
 import numpy as np
 
@@ -14,16 +16,21 @@ from .. import arguments
 from ..context import state
 from ..registry import RegisterGradient, RegisterJVP
 from .control import stop_gradient
+from .complex import conj
 from .core import emit, float_input
-from .elementwise import connected_zeros, exp, greater, log, where
+from .elementwise import connected_zeros, exp, greater, log, real_input, where
 from .reductions import reduce_max, reduce_sum
 from .shapes import identity
 
 
 def sigmoid(x, name=None):
-    """1 / (1 + exp(-x)), computed without overflow for large |x|."""
+    """1 / (1 + exp(-x)), computed without overflow for large |x| (complex x:
+    1 / (1 + exp(-x)) as it stands, as TensorFlow computes it)."""
     x = float_input("sigmoid", x)
     v = x._value
+    if v.dtype.kind == "c":
+        with np.errstate(all="ignore"):
+            return emit("Sigmoid", 1 / (1 + np.exp(-v)), (x,), None, name)
     e = np.exp(-np.abs(v))
     value = np.where(v >= 0, 1 / (1 + e), e / (1 + e)).astype(v.dtype, copy=False)
     return emit("Sigmoid", value[()] if value.ndim == 0 else value, (x,), None, name)
@@ -31,15 +38,18 @@ def sigmoid(x, name=None):
 
 @RegisterGradient("Sigmoid", batch_safe=True)
 def _sigmoid_grad(op, grad):
-    y = op.outputs[0]
+    y = conj(op.outputs[0])  # complex: grad * conj(sigmoid'(x))
     return grad * (y * (1 - y))
 
 
-RegisterJVP("Sigmoid", batch_safe=True)(_sigmoid_grad)
+@RegisterJVP("Sigmoid", batch_safe=True)
+def _sigmoid_jvp(op, t):
+    y = op.outputs[0]  # t * sigmoid'(x), not conjugated
+    return t * (y * (1 - y))
 
 
 def relu(features, name=None):
-    x = float_input("relu", features)
+    x = real_input("relu", features, floating=True)
     return emit("Relu", np.maximum(x._value, 0), (x,), None, name)
 
 
@@ -63,7 +73,7 @@ RegisterJVP("Relu", batch_safe=True)(_relu_grad)
 def elu(features, name=None):
     """x for x >= 0, exp(x) - 1 otherwise (exp(x) - 1, not expm1, as
     TensorFlow's kernel computes it: the two differ in float32 near 0)."""
-    x = float_input("elu", features)
+    x = real_input("elu", features, floating=True)
     v = x._value
     value = np.where(v < 0, np.exp(np.minimum(v, 0)) - 1, v).astype(v.dtype, copy=False)
     return emit("Elu", value, (x,), None, name)
@@ -82,7 +92,7 @@ RegisterJVP("Elu", batch_safe=True)(_elu_grad)
 
 def softplus(features, name=None):
     """log(1 + exp(x)), without overflow."""
-    x = float_input("softplus", features)
+    x = real_input("softplus", features, floating=True)
     return emit("Softplus", np.logaddexp(x._value, 0).astype(x.dtype, copy=False), (x,),
                 None, name)
 
@@ -96,7 +106,7 @@ RegisterJVP("Softplus", batch_safe=True)(_softplus_grad)
 
 
 def softmax(logits, axis=-1, name=None):
-    x = float_input("softmax", logits)
+    x = real_input("softmax", logits, floating=True)
     # negative: leading batch dims never shift it
     axis = arguments.one_axis("softmax", axis, x.ndim) - x.ndim
     if x.size == 0:  # nothing to normalise (np.max refuses an empty axis)
@@ -118,7 +128,7 @@ RegisterJVP("Softmax", batch_safe=True)(_softmax_grad)
 
 
 def log_softmax(logits, axis=-1, name=None):
-    x = float_input("log_softmax", logits)
+    x = real_input("log_softmax", logits, floating=True)
     axis = arguments.one_axis("log_softmax", axis, x.ndim)  # checked before any op runs
     if x.size == 0:  # an empty result; the steps below would take log(0)
         return identity(x, name=name)

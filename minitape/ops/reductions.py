@@ -16,7 +16,8 @@ from ..registry import RegisterGradient, RegisterJVP
 from .broadcasting import reduce_sum, reduction, reduced_axes, reshape, spread  # noqa: F401
 from .core import (attr_bool, constant_like, emit, float_input, matrix_shape, normalize_axes,
                    replay)
-from .elementwise import abs, cast, equal, pow, sqrt, square, where
+from .complex import conj
+from .elementwise import abs, cast, equal, pow, real_input, sqrt, square, where
 from .shapes import transpose
 
 
@@ -37,11 +38,13 @@ def _mean_jvp(op, t):
 
 
 def reduce_max(input_tensor, axis=None, keepdims=False, name=None):
-    return reduction("Max", "reduce_max", np.max, input_tensor, axis, keepdims, name)
+    x = real_input("reduce_max", input_tensor)  # complex numbers have no order
+    return reduction("Max", "reduce_max", np.max, x, axis, keepdims, name)
 
 
 def reduce_min(input_tensor, axis=None, keepdims=False, name=None):
-    return reduction("Min", "reduce_min", np.min, input_tensor, axis, keepdims, name)
+    x = real_input("reduce_min", input_tensor)
+    return reduction("Min", "reduce_min", np.min, x, axis, keepdims, name)
 
 
 def _extreme_weights(op):
@@ -75,7 +78,8 @@ def reduce_prod(input_tensor, axis=None, keepdims=False, name=None):
 
 @RegisterGradient("Prod", batch_safe=True)
 def _prod_grad(op, grad):
-    return spread(op, grad) * _prod_of_others(op)
+    # complex: the conjugate of the derivative (TensorFlow's _ProdGrad); the JVP takes it as is
+    return spread(op, grad) * conj(_prod_of_others(op))
 
 
 @RegisterJVP("Prod", batch_safe=True)

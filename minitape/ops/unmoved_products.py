@@ -39,6 +39,7 @@ import numpy as np
 from ..registry import NotDifferentiable, RegisterGradient, RegisterJVP, batch_ndim
 from ..tensor import Tensor
 from .broadcasting import full_tangent, unbroadcast
+from .complex import conj
 from .core import emit, replay, tangent_batch
 from .elementwise import masks_apply, recording_trace
 
@@ -232,7 +233,8 @@ def _unmoved_einsum_grad(op, grad):
     gradient with the other factors (a zero upstream drops its products
     too), gated as the op; select's z gets the upstream where the check
     passed. A letter only that factor has comes back through ones, a repeated
-    letter through an identity matrix (as in einsum's gradient)."""
+    letter through an identity matrix (as in einsum's gradient). Complex factors
+    are conjugated, as in einsum's gradient (their zeros, the masks, stay)."""
     ins, out, finite, operands, factors, masks = _parts(op)
     mode = op.attrs["mode"]
     first = len(op.inputs) - len(operands)
@@ -256,7 +258,7 @@ def _unmoved_einsum_grad(op, grad):
             if i != j:
                 if i in masks:
                     new_masks.append(len(terms))
-                terms.append((ins[i], operands[i]))
+                terms.append((ins[i], conj(operands[i])))
         present = set("".join(s for s, _ in terms))
         x = operands[j]
         for c in dict.fromkeys(ins[j]):
