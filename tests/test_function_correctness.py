@@ -482,3 +482,18 @@ def test_a_where_on_a_constant_condition_is_one_of_its_branches():
     np.testing.assert_array_equal(f(x).numpy(), [9.0, 18.0])
     source = f.experimental_get_compiler_ir(x)()
     assert "np.where" not in source and "5.0" not in source and "3.0" not in source
+
+
+def test_a_concrete_function_traced_for_zero_refuses_negative_zero():
+    """pad's constant_values is read as a Python value, so the trace holds for
+    0.0 only; -0.0 is another value (1 / x tells them apart) and the concrete
+    function must not answer for it with the padding of 0.0."""
+    def body(x, c):
+        return mt.pad(x, [[1, 1]], constant_values=c)
+
+    f = mt.function(body)
+    x = mt.constant([1.0, 2.0])
+    concrete = f.get_concrete_function(x, mt.constant(0.0))
+    with pytest.raises(ValueError, match="was traced for the value"):
+        concrete(x, mt.constant(-0.0))
+    assert np.signbit(f(x, mt.constant(-0.0)).numpy()[0])  # the function traces again
