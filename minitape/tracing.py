@@ -28,9 +28,10 @@ on upstream placeholders shaped like the outputs, registered under a fresh key
 that the node names (`graph.register_gradient_graph`). The saved-model format
 (`minitape.saved_model`) stores the same graphs as JSON.
 
-What a trace freezes (as TensorFlow does): random numbers drawn with
-`mt.random`, and anything else computed outside minitape's ops. Ops made with
-`mt.primitive` cannot be traced.
+What a trace freezes: anything computed outside minitape's ops, as
+TensorFlow does, and random numbers drawn with `mt.random`, which TensorFlow
+draws again at each call (`mt.random` returns constants, not ops: the README's
+table of differences says so). Ops made with `mt.primitive` cannot be traced.
 """
 import contextlib
 

@@ -53,6 +53,7 @@ ROWS = [
     "a `ForwardAccumulator` tangent whose shape is not its primal's",
     "`batch_jacobian` of a source the target does not depend on",
     "`batch_jacobian` of a rank-1 target `(b,)`",
+    "random numbers drawn with `mt.random` inside `mt.function`",
 ]
 
 
@@ -490,3 +491,23 @@ def test_batch_jacobian_of_a_rank_one_target_gives_each_examples_derivatives():
         loss = mt.reduce_sum(x * x, axis=1)  # one number per example
     j = tape.batch_jacobian(loss, x)
     np.testing.assert_array_equal(j.numpy(), 2 * x.numpy())  # d(sum x_bi^2)/dx_bj
+
+
+@pytest.mark.parametrize("jit", [False, True])
+def test_random_numbers_inside_a_function_are_drawn_once_when_traced(jit):
+    # TensorFlow 2.21 gives new numbers at each call of the tf.function
+    mt.random.set_seed(1)
+
+    @mt.function(jit_compile=jit)
+    def noisy(x):
+        return x + mt.random.normal([2])
+
+    @mt.function(jit_compile=jit)
+    def noisy_from_outside(x, noise):
+        return x + noise
+
+    x = mt.constant([0.0, 0.0])
+    np.testing.assert_array_equal(noisy(x).numpy(), noisy(x).numpy())  # frozen
+    first = noisy_from_outside(x, mt.random.normal([2])).numpy()
+    second = noisy_from_outside(x, mt.random.normal([2])).numpy()
+    assert not np.array_equal(first, second)  # the way round it: pass the numbers in
