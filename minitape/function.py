@@ -458,12 +458,40 @@ class Function:
             return None  # it holds for its shapes only: one trace per shape
         symbols = {p: f"n{k}" for k, p in enumerate(dict.fromkeys(pairs))}
         graph = generalize(traces[0][0].graph, traces[1][0].graph, symbols)
-        if graph is None:
+        if graph is None or not self._same_at_small_sizes(specs, pairs, traces[0][0].graph):
             return None
         self._tracing_count += 1
         concrete = ConcreteFunction(self, graph, symbolic_key(traces[0][1], graph))
         concrete.polymorphic = True
         return concrete
+
+    def _same_at_small_sizes(self, specs, pairs, graph):
+        """Whether the function takes the path it took at the sentinel sizes
+        (odd, from 13 on) also where every unknown size is 1, and where it is
+        2: a Python decision on a size (`if x.shape[0] > 5`, `n % 2`, squeeze()
+        of an axis of size 1, broadcasting against one) that both sentinel
+        traces took the same way would otherwise hold for every size. (A size
+        0, a decision between 2 and 13 or past 27, and an input of unknown rank
+        are not tried.)"""
+        if any(s.shape is None for s in specs):
+            return True
+        for small in (1, 2):
+            examples = [Tensor(np.ones(tuple(small if d is None else d for d in s.shape),
+                                       s.dtype)) for s in specs]
+            args = nest.pack_like(list(self.input_signature), examples)
+            template, tensors, key = self._split(tuple(args), {})
+            try:
+                with np.errstate(all="ignore"), warnings.catch_warnings():
+                    warnings.simplefilter("ignore")  # (ones at size 1: n - 1 may be 0)
+                    trace = self._trace(template, tensors, key, count=False)
+            except Exception:
+                return False  # it fails there: each call's shapes get a trace of their own
+            graph_small = trace.graph
+            if graph_small.value_inputs or graph_small.shape_specific or generalize(
+                    graph, graph_small, {(a, small): f"n{k}" for k, (a, _) in
+                                         enumerate(dict.fromkeys(pairs))}) is None:
+                return False
+        return True
 
     def experimental_get_tracing_count(self):
         return self._tracing_count

@@ -497,3 +497,32 @@ def test_a_concrete_function_traced_for_zero_refuses_negative_zero():
     with pytest.raises(ValueError, match="was traced for the value"):
         concrete(x, mt.constant(-0.0))
     assert np.signbit(f(x, mt.constant(-0.0)).numpy()[0])  # the function traces again
+
+
+def _branch_on_size(x):
+    if x.shape[0] > 5:  # a Python decision on an unknown size
+        return x * 2.0
+    return x * 3.0
+
+
+def _odd_or_even(x):
+    return x * (1.0 if x.shape[0] % 2 else -1.0)
+
+
+def _squeezed_sum(x):
+    return mt.reduce_sum(mt.squeeze(x), axis=0)
+
+
+@pytest.mark.parametrize("jit", [False, True])
+@pytest.mark.parametrize("body, shape, spec", [
+    (_branch_on_size, (2,), [None]), (_branch_on_size, (8,), [None]),
+    (_odd_or_even, (2,), [None]), (_odd_or_even, (3,), [None]),
+    (_squeezed_sum, (1, 3), [None, None]), (_squeezed_sum, (4, 3), [None, None])])
+def test_python_decisions_on_an_unknown_size_hold_for_the_calls_size(body, shape, spec, jit):
+    """Traced with sizes 13 and 27, these functions take one path both times;
+    at 1 or 2 they take the other. A polymorphic trace would answer for every
+    size with the first path (squeeze() of (1, 3) summed over axis 0 gave
+    [1, 2, 3] where eager and TensorFlow give 6)."""
+    f = mt.function(body, input_signature=[mt.TensorSpec(spec, mt.float32)], jit_compile=jit)
+    x = mt.constant(np.arange(1, 1 + np.prod(shape), dtype=np.float32).reshape(shape))
+    np.testing.assert_array_equal(f(x).numpy(), body(x).numpy())
