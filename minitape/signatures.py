@@ -95,6 +95,9 @@ def split_arguments(values, signature, where):
         if spec is not None:
             raise TypeError(f"{where}: argument {v!r} does not match the input_signature "
                             f"{spec!r}")
+        if isinstance(v, Variable):  # by reference, as TensorFlow passes a variable: the
+            key.append(("V", id(v)))  # trace reads (and may assign) this very variable; a
+            return v                  # trace that uses it keeps it, so its id stays its own
         if isinstance(v, (TensorLike, np.ndarray, np.generic)):
             return tensor_leaf(convert_to_tensor(v))
         if isinstance(v, TensorSpec):

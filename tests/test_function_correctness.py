@@ -526,3 +526,25 @@ def test_python_decisions_on_an_unknown_size_hold_for_the_calls_size(body, shape
     f = mt.function(body, input_signature=[mt.TensorSpec(spec, mt.float32)], jit_compile=jit)
     x = mt.constant(np.arange(1, 1 + np.prod(shape), dtype=np.float32).reshape(shape))
     np.testing.assert_array_equal(f(x).numpy(), body(x).numpy())
+
+
+@pytest.mark.parametrize("jit", [False, True])
+def test_a_variable_passed_as_an_argument_is_the_variable_itself(jit):
+    """TensorFlow passes a variable argument by reference: the function may
+    assign it, and reads its value at each call (TensorFlow 2.21: [4, 6], and
+    v becomes [2, 3]). minitape had turned it into a tensor of its value."""
+    v = mt.Variable([1.0, 2.0])
+
+    @mt.function(jit_compile=jit)
+    def step(var):
+        var.assign_add([1.0, 1.0])
+        return var * 2.0
+
+    np.testing.assert_array_equal(step(v).numpy(), [4.0, 6.0])
+    np.testing.assert_array_equal(v.numpy(), [2.0, 3.0])
+    w = mt.Variable([10.0, 10.0])  # another variable: its own trace, its own value
+    np.testing.assert_array_equal(step(w).numpy(), [22.0, 22.0])
+    np.testing.assert_array_equal(v.numpy(), [2.0, 3.0])
+    with mt.GradientTape() as tape:
+        y = mt.reduce_sum(step(v))
+    np.testing.assert_array_equal(tape.gradient(y, v).numpy(), [2.0, 2.0])
