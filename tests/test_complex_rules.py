@@ -272,3 +272,14 @@ def test_comparisons_still_take_real_and_equality_complex():
     assert mt.maximum(mt.constant([2, -3]), 0).numpy().tolist() == [2, 0]
     assert mt.round(mt.constant(2.5)).numpy() == 2.0
     assert mt.round(np.float64(3.5)).numpy() == 4.0
+
+
+def test_adjoint_conjugates_and_transposes():
+    """TensorFlow's linalg.adjoint: the conjugate transpose, differentiable."""
+    a = mt.constant(np.array([[1 + 2j, 3 - 1j], [0.5j, 2 + 0j]]))
+    np.testing.assert_array_equal(mt.linalg.adjoint(a).numpy(), a.numpy().conj().T)
+    with mt.GradientTape() as tape:
+        tape.watch(a)
+        loss = mt.reduce_sum(mt.math.real(mt.linalg.adjoint(a) * mt.constant([[1j, 2], [3, 4j]])))
+    # Re(conj(a_ji) w_ij): d/d(re a_ji) = Re w_ij, d/d(im a_ji) = Im w_ij
+    np.testing.assert_allclose(tape.gradient(loss, a).numpy(), [[1j, 3], [2, 4j]])

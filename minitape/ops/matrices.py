@@ -15,6 +15,7 @@ import numpy as np
 from .. import arguments
 from ..registry import RegisterGradient, RegisterJVP, batch_ndim
 from .broadcasting import lift, reduce_sum, unbroadcast
+from .complex import conj
 from .core import (attr_int, attr_number, emit, first_input_dtype, matrix_shape, replay,
                    tangent_batch, tensor_input)
 from .creation import zeros
@@ -257,14 +258,11 @@ def trace(x, name=None):
 
 def adjoint(matrix, name=None):
     """The conjugate transpose of the last two axes; for real matrices, the
-    transpose (complex matrices are not supported: no conjugate op yet)."""
+    transpose (`conj` of a real tensor is the tensor, and records nothing)."""
     x = tensor_input("linalg.adjoint", matrix)
-    if x._value.dtype.kind == "c":
-        raise TypeError(f"linalg.adjoint: complex matrices (dtype {x.dtype}) are not "
-                        "supported; minitape has no complex conjugate op")
     if x.ndim < 2:
         raise ValueError(f"linalg.adjoint: needs rank >= 2, got shape {x.shape}")
-    return matrix_transpose(x, name=name)
+    return matrix_transpose(conj(x), name=name)
 
 
 def matvec(a, b, transpose_a=False, adjoint_a=False, a_is_sparse=False, b_is_sparse=False,
