@@ -20,6 +20,8 @@ import importlib as _importlib
 import sys as _sys
 import types as _types
 
+import numpy as _np
+
 from .ops import *  # noqa: F401,F403  (every op; not the modules ops.nn, ops.linalg)
 from .ops import range  # noqa: F401
 from . import jacobians  # noqa: F401  (adds jacobian and batch_jacobian to GradientTape)
@@ -33,6 +35,9 @@ from .tensor import html_views as _html_views, text_views as _text_views
 from .ops.core import convert_to_tensor  # noqa: E402,F401,F811  (packs lists of tensors)
 
 newaxis = None  # x[:, mt.newaxis], as NumPy's np.newaxis
+# TensorFlow's other dtype names (the engine needs only those tensor.py defines)
+int8, int16, uint8, complex64, complex128 = map(
+    _np.dtype, ("int8", "int16", "uint8", "complex64", "complex128"))
 __version__ = "0.1.0"
 
 

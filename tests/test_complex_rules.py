@@ -283,3 +283,11 @@ def test_adjoint_conjugates_and_transposes():
         loss = mt.reduce_sum(mt.math.real(mt.linalg.adjoint(a) * mt.constant([[1j, 2], [3, 4j]])))
     # Re(conj(a_ji) w_ij): d/d(re a_ji) = Re w_ij, d/d(im a_ji) = Im w_ij
     np.testing.assert_allclose(tape.gradient(loss, a).numpy(), [[1j, 3], [2, 4j]])
+
+
+def test_tensorflows_dtype_names_exist():
+    assert (mt.complex64, mt.complex128) == (np.dtype(np.complex64), np.dtype(np.complex128))
+    assert (mt.int8, mt.int16, mt.uint8) == (np.dtype(np.int8), np.dtype(np.int16),
+                                             np.dtype(np.uint8))
+    z = mt.cast(mt.constant([1.0, 2.0]), mt.complex64)
+    assert z.dtype == np.complex64 and mt.constant([1, 2], dtype=mt.uint8).dtype == np.uint8
