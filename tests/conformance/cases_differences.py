@@ -300,3 +300,40 @@ def case_grad_pass_through_jvp_in_a_function(m):
 # gives round's JVP ([0, 0]); minitape passes it through everywhere.
 case_grad_pass_through_jvp_in_a_function.differs = (
     "`grad_pass_through` under `ForwardAccumulator` inside a function")
+
+
+def case_batch_jacobian_unconnected(m):
+    x, u = m.constant([[1.0, 2.0], [3.0, 4.0]]), m.constant([[1.0], [2.0]])
+    with m.GradientTape() as tape:
+        tape.watch([x, u])
+        y = x * 2.0
+    return tape.batch_jacobian(y, u)  # TensorFlow: zeros (2, 2, 1); minitape: None
+
+
+case_batch_jacobian_unconnected.differs = (
+    "`batch_jacobian` of a source the target does not depend on")
+
+
+def case_batch_jacobian_rank_one_target(m):
+    x = m.constant([[1.0, 2.0], [3.0, 4.0]])
+    with m.GradientTape() as tape:
+        tape.watch(x)
+        loss = m.reduce_sum(x * x, axis=1)
+    return tape.batch_jacobian(loss, x)  # TensorFlow: ValueError; minitape: 2 x
+
+
+case_batch_jacobian_rank_one_target.differs = "`batch_jacobian` of a rank-1 target `(b,)`"
+
+
+def case_random_inside_function(m):
+    m.random.set_seed(1)
+
+    @m.function
+    def noisy(x):
+        return x + m.random.normal([3])
+
+    x = m.constant([0.0, 0.0, 0.0])
+    return m.reduce_all(m.equal(noisy(x), noisy(x)))  # TensorFlow: False; minitape: True
+
+
+case_random_inside_function.differs = "random numbers drawn with `mt.random` inside `mt.function`"
