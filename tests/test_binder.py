@@ -81,6 +81,7 @@ def test_the_binder_link_opens_jupyterlab_in_notebooks():
 
 
 @pytest.mark.slow
+@pytest.mark.tooling
 def test_what_binder_installs_runs_a_notebook_under_nbval(tmp_path):
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)

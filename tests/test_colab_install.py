@@ -27,7 +27,7 @@ import pytest
 from tools.package_source import copy as copy_package
 from tools import colab
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.tooling]
 
 ROOT = Path(__file__).resolve().parent.parent
 VERSION = colab.project()["version"]

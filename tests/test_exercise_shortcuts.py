@@ -21,7 +21,7 @@ import pytest
 from tools import assignments
 
 pytest.importorskip("nbclient")
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.tooling]
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -26,7 +26,7 @@ import pytest
 from tools import assignments
 
 pytest.importorskip("nbgrader")
-pytestmark = [pytest.mark.slow,
+pytestmark = [pytest.mark.slow, pytest.mark.tooling,
               # nbgrader's gradebook (SQLAlchemy) warns about its own session handling
               pytest.mark.filterwarnings("ignore:Object of type:Warning")]
 
