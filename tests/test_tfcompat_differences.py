@@ -53,6 +53,8 @@ ROWS = [
     "a `ForwardAccumulator` tangent whose shape is not its primal's",
     "`batch_jacobian` of a source the target does not depend on",
     "`batch_jacobian` of a rank-1 target `(b,)`",
+    "second derivatives through the branch `where` did not pick",
+    "forward mode where a derivative is infinite",
     "random numbers drawn with `mt.random` inside `mt.function`",
 ]
 
@@ -491,6 +493,70 @@ def test_batch_jacobian_of_a_rank_one_target_gives_each_examples_derivatives():
         loss = mt.reduce_sum(x * x, axis=1)  # one number per example
     j = tape.batch_jacobian(loss, x)
     np.testing.assert_array_equal(j.numpy(), 2 * x.numpy())  # d(sum x_bi^2)/dx_bj
+
+
+def _second_derivatives(f, x):
+    """The second derivative of f at x by nested tapes, and by a ForwardAccumulator
+    around the gradient (forward-over-reverse), along ones."""
+    with mt.GradientTape() as outer:
+        outer.watch(x)
+        with mt.GradientTape() as inner:
+            inner.watch(x)
+            y = f(x)
+        g = inner.gradient(y, x)
+    nested = outer.gradient(g, x)
+    with mt.autodiff.ForwardAccumulator(x, mt.ones_like(x)) as acc:
+        with mt.GradientTape() as tape:
+            tape.watch(x)
+            y = f(x)
+        g = tape.gradient(y, x)
+    return g, nested, acc.jvp(g)
+
+
+@pytest.mark.parametrize("dtype", [mt.float32, mt.float64])
+def test_second_derivatives_through_the_branch_where_did_not_pick_are_zero(dtype):
+    # TensorFlow 2.21: [nan, nan] at [-1., 0.] both ways (SqrtGrad's gradient is
+    # not masked); the gradient itself is 0 there on both
+    x = mt.constant([-1.0, 0.0, 4.0], dtype=dtype)
+    for f in (lambda x: mt.where(x > 0, mt.sqrt(x), 0.0),
+              lambda x: mt.where(x > 0, mt.pow(x, 0.5), 0.0)):
+        g, nested, forward = _second_derivatives(f, x)
+        np.testing.assert_array_equal(g.numpy(), [0, 0, 0.25])
+        np.testing.assert_array_equal(nested.numpy(), [0, 0, -1 / 32])
+        np.testing.assert_array_equal(forward.numpy(), [0, 0, -1 / 32])
+    for f in (mt.math.rsqrt, mt.math.reciprocal):   # TensorFlow: NaN forward-over-reverse
+        _, _, forward = _second_derivatives(lambda x: mt.where(x > 0, f(x), 0.0), x)
+        np.testing.assert_array_equal(forward.numpy()[:2], [0, 0])
+    # log's gradient at 0 is NaN on both (its rule is not masked, as in TensorFlow),
+    # and so is its second derivative here (TensorFlow: 0)
+    g, nested, _ = _second_derivatives(lambda x: mt.where(x > 0, mt.math.log(x), 0.0), x)
+    assert np.isnan(g.numpy()[1]) and np.isnan(nested.numpy()[1])
+
+
+@pytest.mark.parametrize("dtype", [mt.float32, mt.float64])
+def test_forward_mode_where_a_derivative_is_infinite_agrees_with_reverse_mode(dtype):
+    # TensorFlow 2.21: the JVP is [nan, -0.25] (the exponent's zero tangent times
+    # inf * 0), while its gradient is [-inf, -0.25]
+    x = mt.constant([0.0, 2.0], dtype=dtype)
+    for f in (lambda x: mt.pow(x, -2.0), lambda x: x ** -2):
+        with mt.autodiff.ForwardAccumulator(x, mt.ones_like(x)) as acc:
+            y = f(x)
+        with mt.GradientTape() as tape:
+            tape.watch(x)
+            z = f(x)
+        np.testing.assert_array_equal(acc.jvp(y).numpy(), [-np.inf, -0.25])
+        np.testing.assert_array_equal(tape.gradient(z, x).numpy(), [-np.inf, -0.25])
+    with mt.autodiff.ForwardAccumulator(x, mt.ones_like(x)) as acc:
+        y = 1.0 / x
+    np.testing.assert_array_equal(acc.jvp(y).numpy(), [-np.inf, -0.25])  # TensorFlow: nan
+    # forward-over-reverse gives what nested tapes give (TensorFlow: nan at 0)
+    for f, expected in ((mt.math.log, [-np.inf, -0.25]), (lambda x: mt.pow(x, 0.5), None),
+                        (lambda x: 1.0 / x, [np.inf, 0.25])):
+        _, nested, forward = _second_derivatives(f, x)
+        np.testing.assert_array_equal(forward.numpy(), nested.numpy())
+        if expected is not None:
+            np.testing.assert_array_equal(forward.numpy(), expected)
+    assert _second_derivatives(lambda x: mt.pow(x, 0.5), x)[2].numpy()[0] == -np.inf
 
 
 @pytest.mark.parametrize("jit", [False, True])

@@ -2,16 +2,17 @@
 import numpy as np
 
 from ..tensor import operand
-from .core import float_input, normalize_axes, tensor_input
-from .elementwise import maximum, minimum, sqrt, where
+from .core import float_input, normalize_axes
+from .elementwise import maximum, minimum, real_input, sqrt, where
 from .reductions import reduce_sum
 
 
 def clip_by_value(t, clip_value_min, clip_value_max, name=None):
     """Elementwise max(min(t, hi), lo), in TensorFlow's order, so for lo > hi
     every value is lo (and its gradient goes to lo). The gradient passes to t
-    where t is inside, ties included."""
-    t = tensor_input("clip_by_value", t)
+    where t is inside, ties included. Complex tensors have no order: a
+    TypeError, as TensorFlow has no kernel for them."""
+    t = real_input("clip_by_value", t)
     # Checked before the first op runs, so a bad bound leaves no op on a tape.
     lo = operand(clip_value_min, t, "clip_by_value")
     hi = operand(clip_value_max, t, "clip_by_value")

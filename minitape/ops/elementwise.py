@@ -711,8 +711,21 @@ def connected_zeros(x):
 
 # Not differentiable: recorded like any op (so traces replay them), but their
 # inputs get no gradient (NotDifferentiable) and no tangent.
-round = _unary("Round", "round", np.round, "Round half to even (not differentiable).",
-               kinds="f")
+_round = _unary("Round", "round", np.round, "Round half to even (not differentiable).",
+                kinds="f")
+
+
+def round(x, name=None):
+    """Round half to even (not differentiable). An integer tensor is returned
+    as it is, as TensorFlow's tf.round does (its dtype kept)."""
+    if type(x) is not Tensor:
+        x = tensor_input("round", x)
+    if x._value.dtype.kind in "iu":
+        return x
+    return _round(x, name)
+
+
+round.numpy_fn = np.round  # what compiled programs call for a Round op (compiler.py)
 floor = _unary("Floor", "floor", np.floor, "Round down (not differentiable).", kinds="f")
 
 

@@ -29,10 +29,19 @@ def l2_normalize(x, axis=None, epsilon=1e-12, name=None, dim=None):
             raise ValueError("l2_normalize: give axis or dim, not both")
         axis = dim
     axes = normalize_axes("l2_normalize", axis, x.ndim)
-    if isinstance(epsilon, bool) or not isinstance(epsilon, (int, float, np.floating)):
+    if isinstance(epsilon, bool):
         raise TypeError(f"l2_normalize: epsilon must be a number, got {epsilon!r}")
+    if isinstance(epsilon, (int, float, np.floating)):
+        epsilon = number(x.dtype, epsilon)
+    else:  # a tensor (differentiable: TensorFlow gives it a gradient) of x's dtype
+        epsilon = operand(epsilon, x, "l2_normalize")
+        try:
+            np.broadcast_shapes(x.shape, epsilon.shape)
+        except ValueError:
+            raise ValueError(f"l2_normalize: epsilon of shape {epsilon.shape} cannot be "
+                             f"broadcast against x of shape {x.shape}") from None
     square_sum = reduce_sum(square(x), axis=list(axes), keepdims=True)
-    inv_norm = 1 / sqrt(maximum(square_sum, number(x.dtype, epsilon)))
+    inv_norm = 1 / sqrt(maximum(square_sum, epsilon))
     return multiply(x, inv_norm, name=name)
 
 

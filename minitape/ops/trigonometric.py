@@ -58,10 +58,15 @@ def atan2(y, x, name=None):
 
 @RegisterGradient("Atan2", batch_safe=True)
 def _atan2_grad(op, grad):
-    # d atan2(y, x) = (x dy - y dx) / (x^2 + y^2); NaN at the origin (0 / 0)
+    # d atan2(y, x) = (x dy - y dx) / (x^2 + y^2); NaN at the origin (0 / 0).
+    # Written grad * (x / r2), not (grad / r2) * x: the NaN partial itself is
+    # differentiated, so the second derivative at the origin is NaN too (with
+    # (grad / r2) * x, the path through grad / r2 is multiplied by x = 0 and
+    # masked, and what is left, grad / r2 alone, is +-inf)
     y, x = op.inputs
-    scaled = grad / (square(y) + square(x))
-    return input_gradients(op, grad, scaled * x, -scaled * y)
+    r2 = square(y) + square(x)
+    return input_gradients(op, grad, grad * (x / r2) if op.needs[0] else None,
+                           grad * (-y / r2) if op.needs[1] else None)
 
 
 @RegisterJVP("Atan2", batch_safe=True)

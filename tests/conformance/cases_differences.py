@@ -325,6 +325,75 @@ def case_batch_jacobian_rank_one_target(m):
 case_batch_jacobian_rank_one_target.differs = "`batch_jacobian` of a rank-1 target `(b,)`"
 
 
+def _second_derivatives(m, f, values, dtype):
+    """d2f/dx2 by nested tapes and by a ForwardAccumulator around the gradient."""
+    x = m.constant(np.asarray(values, dtype))
+    with m.GradientTape() as outer:
+        outer.watch(x)
+        with m.GradientTape() as inner:
+            inner.watch(x)
+            y = f(x)
+        g = inner.gradient(y, x)
+    nested = outer.gradient(g, x)
+    with m.autodiff.ForwardAccumulator(x, m.ones_like(x)) as acc:
+        with m.GradientTape() as tape:
+            tape.watch(x)
+            y = f(x)
+        g = tape.gradient(y, x)
+    return g, nested, acc.jvp(g)
+
+
+def case_where_sqrt_second_derivative(m):
+    # TensorFlow: gradient [0, 0, 0.25], second derivatives [nan, nan, -1/32] both
+    # ways; minitape [0, 0, -1/32]
+    return {dtype: _second_derivatives(m, lambda x: m.where(x > 0, m.sqrt(x), 0.0),
+                                       [-1.0, 0.0, 4.0], dtype)
+            for dtype in ("float32", "float64")}
+
+
+case_where_sqrt_second_derivative.differs = (
+    "second derivatives through the branch `where` did not pick")
+
+
+def case_where_rsqrt_forward_over_reverse(m):
+    # TensorFlow: nan at -1 and 0; minitape 0
+    return {dtype: _second_derivatives(m, lambda x: m.where(x > 0, m.math.rsqrt(x), 0.0),
+                                       [-1.0, 0.0, 4.0], dtype)[2]
+            for dtype in ("float32", "float64")}
+
+
+case_where_rsqrt_forward_over_reverse.differs = (
+    "second derivatives through the branch `where` did not pick")
+
+
+def case_pow_negative_exponent_jvp_at_zero(m):
+    # TensorFlow: JVP [nan, -0.25], gradient [-inf, -0.25]; minitape: both [-inf, -0.25]
+    out = {}
+    for dtype in ("float32", "float64"):
+        x = m.constant(np.asarray([0.0, 2.0], dtype))
+        for name, f in (("pow", lambda x: m.pow(x, -2.0)), ("**", lambda x: x ** -2),
+                        ("1/x", lambda x: 1.0 / x)):
+            with m.autodiff.ForwardAccumulator(x, m.ones_like(x)) as acc:
+                y = f(x)
+            with m.GradientTape() as tape:
+                tape.watch(x)
+                z = f(x)
+            out[f"{dtype} {name}"] = (acc.jvp(y), tape.gradient(z, x))
+    return out
+
+
+case_pow_negative_exponent_jvp_at_zero.differs = "forward mode where a derivative is infinite"
+
+
+def case_log_forward_over_reverse_at_zero(m):
+    # TensorFlow: nested tapes -inf, forward-over-reverse nan; minitape -inf both
+    return {dtype: _second_derivatives(m, m.math.log, [0.0, 2.0], dtype)
+            for dtype in ("float32", "float64")}
+
+
+case_log_forward_over_reverse_at_zero.differs = "forward mode where a derivative is infinite"
+
+
 def case_random_inside_function(m):
     m.random.set_seed(1)
 
