@@ -21,21 +21,19 @@ import numpy as np
 from ..context import state
 from ..registry import RegisterGradient, RegisterJVP
 from .core import elementwise_shape, emit, float_input, number, replay, tensor_input, with_numbers
-from .elementwise import (abs, cast, equal, exp, greater, less, multiply, real_input, sign,
-                          square, tanh, where)
+from .elementwise import (cast, connected_zeros, exp, greater, less, multiply,
+                          real_input, square, tanh, where)
 from .nn import sigmoid
 
 
 def flat_zero(x, dtype):
-    """0, which while a tape records is computed from x with derivative 0 (sign's
-    gradient is zeros; a NaN in x is replaced first, since sign(NaN) * 0 is NaN,
-    and abs keeps -0 out):
-    rules that mix it in have a second derivative of zeros, as in TensorFlow,
-    rather than None. Outside tapes it is a plain constant."""
-    zero = np.zeros((), dtype)
+    """0, which while a tape records is computed from x with derivative 0
+    (`connected_zeros`): rules that mix it in have second derivatives and
+    JVPs of zeros, as in TensorFlow, rather than None. Outside tapes it is a
+    plain constant."""
     if not state.tapes:
-        return zero
-    return sign(abs(where(equal(x, x), x, zero))) * 0
+        return np.zeros((), dtype)
+    return connected_zeros(x)
 
 
 # --- relu6 ----------------------------------------------------------------------

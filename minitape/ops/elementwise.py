@@ -698,15 +698,18 @@ def _sign_jvp(op, t):
 
 
 def connected_zeros(x):
-    """Zeros shaped like x, made from x by ops whose derivative is zero
-    (|sign(x)| * 0; sign's gradient is zeros, and a NaN in x is replaced
-    first, as sign(NaN) * 0 is NaN). A rule that returns 0 for every x (relu's
-    gradient where x <= 0) builds its 0 with this, so its derivative with
-    respect to x is zeros, not None, as TensorFlow's ZerosLike gives. A trace
-    replaces NaNs whatever the values it was traced with, for later calls."""
-    if recording_trace() is not None or has_nan(x._value):
-        x = where(equal(x, x), x, np.zeros((), x.dtype))
-    return abs(sign(x)) * 0
+    """Zeros shaped like x, made from x by ops whose derivatives are zero:
+    x - x, which is +0 for every finite x, and whose tangent t - t and
+    gradient g - g are +0 too (inf and NaN entries of x are replaced by 0
+    first). A rule that returns 0 for every x (relu's gradient where x <= 0)
+    builds its 0 with this, so its derivative with respect to x is zeros, not
+    None, in both directions, as in TensorFlow: a tape over the rule gets
+    ZerosLike's zeros, a ForwardAccumulator around it ReluGrad's zero tangent.
+    A trace replaces them whatever the values it was traced with, for later
+    calls."""
+    if recording_trace() is not None or not np.isfinite(x._value).all():
+        x = where(less(abs(x), np.inf), x, np.zeros((), x.dtype))
+    return x - x
 
 
 # Not differentiable: recorded like any op (so traces replay them), but their

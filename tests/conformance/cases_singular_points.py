@@ -65,3 +65,34 @@ def case_singular_gradients_elementwise(m):
           lambda x: m.pow(x, 3.0), lambda x: m.pow(x, 0.5), lambda x: m.pow(x, 2.0)]
     return [probe(m, f, np.array([0.0, -0.0, -2.0, 3.0]), parts=("value", "grad", "grad2"))
             for f in fs]
+
+
+def _forward_over_reverse(m, fn):
+    """The JVP of fn's gradient (a ForwardAccumulator around a tape) and the
+    gradient of its gradient, at the kinks, at inf and at NaN."""
+    x = m.constant([-np.inf, -1.0, -0.0, 0.0, 0.5, 7.0, np.inf, np.nan])
+    with m.autodiff.ForwardAccumulator(x, m.ones_like(x)) as acc:
+        with m.GradientTape() as tape:
+            tape.watch(x)
+            y = fn(x)
+        g = tape.gradient(y, x)
+    with m.GradientTape() as outer:
+        outer.watch(x)
+        with m.GradientTape() as inner:
+            inner.watch(x)
+            y = fn(x)
+        g1 = inner.gradient(y, x)
+    return acc.jvp(g), outer.gradient(g1, x)
+
+
+def case_relu_forward_over_reverse(m):
+    # zeros, not None: ReluGrad's tangent with respect to x is zeros
+    return _forward_over_reverse(m, m.nn.relu)
+
+
+def case_relu6_forward_over_reverse(m):
+    return _forward_over_reverse(m, m.nn.relu6)
+
+
+def case_leaky_relu_forward_over_reverse(m):
+    return _forward_over_reverse(m, m.nn.leaky_relu)
