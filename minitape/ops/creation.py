@@ -172,8 +172,11 @@ def range(start, limit=None, delta=1, dtype=None, name="range"):
     given = (("start", start), ("limit", limit), ("delta", delta))
     values = [_number("range", what, v) for what, v in given]
     if dtype is None:
-        dtype = max((_range_dtype(what, v, a) for (what, v), a in zip(given, values)),
-                    key=lambda d: _RANGE_DTYPES.index(d.name))
+        # each argument converted on its own (a Python float to float32), then cast
+        # to the widest, as TensorFlow does
+        own = [_range_dtype(what, v, a) for (what, v), a in zip(given, values)]
+        dtype = max(own, key=lambda d: _RANGE_DTYPES.index(d.name))
+        values = [a.astype(d).astype(dtype) for a, d in zip(values, own)]
     else:
         for i, ((what, v), a) in enumerate(zip(given, values)):
             if isinstance(v, (TensorLike, np.ndarray, np.generic)):
@@ -183,6 +186,8 @@ def range(start, limit=None, delta=1, dtype=None, name="range"):
                     values[i] = np.asarray(convert_to_tensor(v, dtype))
                 except (TypeError, ValueError) as e:
                     raise type(e)(f"range: {what}: {e}") from None
+    if dtype.kind == "f":
+        return Tensor(_float_range(*(v.astype(dtype)[()] for v in values)))
     start, limit, delta = (v.item() for v in values)
     if delta == 0:
         raise ValueError(f"range: delta must not be 0 (start={start}, limit={limit})")
@@ -193,3 +198,20 @@ def range(start, limit=None, delta=1, dtype=None, name="range"):
         raise ValueError(f"range: start={start}, limit={limit}, delta={delta} make more "
                          "numbers than any array can hold")
     return Tensor(np.arange(start, limit, delta, dtype=dtype))
+
+
+def _float_range(start, limit, delta):
+    """TensorFlow's kernel, in the dtype's own arithmetic: ceil(|(limit - start) /
+    delta|) numbers start + i * delta (NumPy's arange counts in float64 and adds
+    delta up: range(1., 2.2, 0.2) would get a seventh number, 2.2000003)."""
+    if delta == 0:
+        raise ValueError(f"range: delta must not be 0 (start={start!s}, limit={limit!s})")
+    if (delta > 0 and start > limit) or (delta < 0 and start < limit):
+        raise ValueError(f"range: start={start!s} never reaches limit={limit!s} with "
+                         f"delta={delta!s}")
+    with np.errstate(over="ignore", invalid="ignore"):
+        size = float(np.ceil(np.abs((limit - start) / delta)))
+    if not size < 2**63:
+        raise ValueError(f"range: start={start!s}, limit={limit!s}, delta={delta!s} make more "
+                         "numbers than any array can hold")
+    return start + np.arange(int(size), dtype=start.dtype) * delta

@@ -224,7 +224,7 @@ def gather(params, indices, validate_indices=None, axis=None, batch_dims=0, name
     n_i, n_mid = i.ndim - b, a - b
     back = (list(range(b)) + [b + n_i + m for m in range(n_mid)]
             + [b + m for m in range(n_i)] + list(range(b + n_i + n_mid, g.ndim)))
-    return transpose(g, back, name) if back != sorted(back) else g
+    return transpose(g, back, name=name) if back != sorted(back) else g
 
 
 def boolean_mask(tensor, mask, axis=None, name=None):

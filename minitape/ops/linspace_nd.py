@@ -11,7 +11,7 @@ traced and compiled like any composition.
 import numpy as np
 
 from .. import arguments
-from ..tensor import Tensor, Variable
+from ..tensor import Tensor, Variable, convert_to_tensor, holds_tensors
 from .broadcasting import broadcast_to, reshape
 from .core import constant_like, tensor_input
 from .creation import linspace as _scalar_linspace
@@ -19,11 +19,17 @@ from .elementwise import cast
 from .shapes import concat, transpose
 
 
+def _typed(given):
+    """Whether an endpoint brings its own dtype: a tensor, an array, or a list
+    holding tensors (packed to the first one's dtype, as TensorFlow does)."""
+    return isinstance(given, (Tensor, Variable, np.ndarray)) or (
+        isinstance(given, (list, tuple)) and holds_tensors(given))
+
+
 def _endpoint_dtype(start, stop):
     """TensorFlow's: the float dtype of a tensor endpoint (both must agree),
     float32 for Python floats, float64 for integers."""
-    typed = [x.dtype for x, given in start + stop if isinstance(given, (Tensor, Variable,
-                                                                         np.ndarray))]
+    typed = [x.dtype for x, given in start + stop if _typed(given)]
     floats = sorted({str(d) for d in typed if d.kind == "f"})
     if len(floats) > 1:
         raise TypeError(f"linspace: start and stop have different dtypes {floats}; cast one "
@@ -46,6 +52,10 @@ def linspace(start, stop, num, name=None, axis=0):
         raise TypeError(f"linspace: start and stop must be real numbers, got dtypes "
                         f"{s.dtype} and {e.dtype}")
     dtype = _endpoint_dtype([(s, start)], [(e, stop)])
+    # Python numbers are read in the result's dtype, not through float32 (0.1
+    # beside a float64 tensor is float64's 0.1, as in TensorFlow)
+    s = s if _typed(start) else convert_to_tensor(start, dtype=dtype)
+    e = e if _typed(stop) else convert_to_tensor(stop, dtype=dtype)
     try:
         shape = np.broadcast_shapes(s.shape, e.shape)
     except ValueError:

@@ -15,7 +15,7 @@ import math
 import numpy as np
 
 from ..registry import RegisterGradient, RegisterJVP, batch_ndim
-from ..tensor import operand
+from ..tensor import holds_tensors, operand
 from .activations import flat_zero
 from .broadcasting import lift, reduce_sum, reshape, unbroadcast
 from .control import stop_gradient
@@ -29,8 +29,17 @@ def _labels_and_logits(op_name, labels, logits):
         raise ValueError(f"{op_name}: both labels and logits must be given, got "
                          f"labels={labels!r} and logits={logits!r}")
     logits = real_input(op_name, logits, floating=True)  # TensorFlow refuses complex
-    labels = operand(labels, logits, op_name)
+    labels = operand(_packed(op_name, labels), logits, op_name)
     return labels, logits
+
+
+def _packed(op_name, value):
+    """A list holding tensors packed into one tensor (a recorded Pack, so the
+    tensors keep their gradients, as TensorFlow's auto-packing); anything else
+    as it is, for `operand` to convert."""
+    if isinstance(value, (list, tuple)) and holds_tensors(value):
+        return tensor_input(op_name, value)
+    return value
 
 
 def _same_shape(op_name, labels, logits):
@@ -45,7 +54,10 @@ def l2_loss(t, name=None):
     """sum(t^2) / 2, a scalar."""
     x = real_input("l2_loss", t, floating=True)  # TensorFlow refuses complex
     v = x._value
-    return emit("L2Loss", np.asarray(np.sum(v * v) / 2, v.dtype)[()], (x,), None, name)
+    # float16 squares and sums in float32, as TensorFlow: a sum past float16's
+    # 65504 whose half fits is not inf
+    w = v.astype(np.float32) if v.dtype == np.float16 else v
+    return emit("L2Loss", np.asarray(np.sum(w * w) / 2, v.dtype)[()], (x,), None, name)
 
 
 @RegisterGradient("L2Loss", batch_safe=True)
@@ -89,7 +101,7 @@ def weighted_cross_entropy_with_logits(labels, logits, pos_weight, name=None):
     op_name = "weighted_cross_entropy_with_logits"
     labels, z = _labels_and_logits(op_name, labels, logits)
     _same_shape(op_name, labels, z)
-    pos_weight = operand(pos_weight, z, op_name)
+    pos_weight = operand(_packed(op_name, pos_weight), z, op_name)
     try:
         np.broadcast_shapes(pos_weight.shape, z.shape)
     except ValueError:
@@ -214,10 +226,18 @@ def sparse_softmax_cross_entropy_with_logits(labels, logits, name=None):
     if z.dtype == np.float16:
         loss = sparse_softmax_cross_entropy_with_logits(labels, cast(z, np.float32))
         return cast(loss, np.float16, name=name)
-    one_hot = np.arange(classes) == labels._value[..., None]
     return emit("SparseSoftmaxCrossEntropyWithLogits",
-                _softmax_xent_value(z._value, one_hot.astype(z.dtype), -1), (z, labels),
-                None, name)
+                _sparse_xent_value(z._value, labels._value), (z, labels), None, name)
+
+
+def _sparse_xent_value(z, labels):
+    """logsumexp(z) - z[label] per row, z shifted by its max. Only the label's
+    entry is read, so a -inf logit elsewhere leaves the loss finite (TensorFlow's
+    kernel; a one-hot product would make 0 * inf = NaN there)."""
+    shifted = z - np.max(z, axis=-1, keepdims=True)
+    lse = np.log(np.sum(np.exp(shifted), axis=-1))
+    picked = np.take_along_axis(shifted, labels[..., None].astype(np.intp), -1)[..., 0]
+    return np.asarray(lse - picked, z.dtype)
 
 
 def _one_hot(op):

@@ -14,12 +14,17 @@ from .. import arguments
 from ..registry import RegisterGradient, RegisterJVP, batch_ndim
 from ..tensor import Tensor, convert_to_tensor
 from .broadcasting import broadcast_to, lift, reshape, unbroadcast  # noqa: F401 (re-exported)
+from .complex import conj
 from .core import (constant_like, emit, normalize_axes, tangent_batch, tensor_input,
                    tensor_inputs)
 
 
-def transpose(a, perm=None, name=None):
+def transpose(a, perm=None, conjugate=False, name=None):
+    """The axes permuted (reversed by default); `conjugate=True` conjugates a
+    complex tensor too (TensorFlow's argument order: a, perm, conjugate, name)."""
     x = tensor_input("transpose", a)
+    if conjugate:
+        x = conj(x)
     perm = tuple(range(x.ndim))[::-1] if perm is None else \
         arguments.integers("transpose", "perm", perm)
     if sorted(perm) != list(range(x.ndim)):
@@ -41,13 +46,13 @@ def _transpose_jvp(op, t):
     return transpose(t, tuple(range(nb)) + tuple(nb + i for i in op.attrs["perm"]))
 
 
-def matrix_transpose(a, name=None):
-    """Swap the last two axes."""
+def matrix_transpose(a, name=None, conjugate=False):
+    """Swap the last two axes (and conjugate, with `conjugate=True`)."""
     x = tensor_input("matrix_transpose", a)
     if x.ndim < 2:
         raise ValueError(f"matrix_transpose: needs rank >= 2, got shape {x.shape}")
     perm = tuple(range(x.ndim - 2)) + (x.ndim - 1, x.ndim - 2)
-    return transpose(x, perm, name)
+    return transpose(x, perm, conjugate=conjugate, name=name)
 
 
 def expand_dims(input, axis, name=None):
