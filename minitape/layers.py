@@ -10,7 +10,8 @@ from .ops.elementwise import sqrt, tanh
 from .ops.linalg import matmul
 from .ops.nn import elu, relu, sigmoid, softmax, softplus
 from .ops.reductions import reduce_mean
-from .tensor import Variable, convert_to_tensor
+from .ops.core import convert_to_tensor
+from .tensor import Variable
 
 
 class Module:

@@ -14,10 +14,11 @@ import operator
 import numpy as np
 
 from ..registry import NotDifferentiable, RegisterGradient, RegisterJVP
-from ..tensor import Tensor, convert_to_tensor
+from ..tensor import Tensor
 from .binary import binary, check_kind, input_gradients, lifted, tangent_sum
 from .complex import conj
-from .core import broadcast_error, elementwise_shape, emit, float_input, operands, replay
+from .core import (broadcast_error, elementwise_shape, emit, float_input, operands, replay,
+                   tensor_input)
 from .elementwise import cast, divide
 
 # The float dtype TensorFlow's truediv divides integers of each size in.
@@ -199,7 +200,7 @@ def add_n(inputs, name=None):
     if not isinstance(inputs, (list, tuple)) or not inputs:
         raise ValueError("add_n: expected a non-empty list of tensors of one shape and "
                          f"dtype, got {inputs!r}")
-    xs = [convert_to_tensor(x) for x in inputs]
+    xs = [tensor_input("add_n", x) for x in inputs]  # a list entry holding tensors: packed
     first = xs[0]
     check_kind("add_n", first, "iufc")
     for x in xs[1:]:

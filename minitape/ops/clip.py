@@ -1,8 +1,7 @@
 """Clipping, built from differentiable ops (so no rules of its own)."""
 import numpy as np
 
-from ..tensor import operand
-from .core import float_input, normalize_axes
+from .core import float_input, normalize_axes, packed_operand
 from .elementwise import maximum, minimum, real_input, sqrt, where
 from .reductions import reduce_sum
 
@@ -14,8 +13,8 @@ def clip_by_value(t, clip_value_min, clip_value_max, name=None):
     TypeError, as TensorFlow has no kernel for them."""
     t = real_input("clip_by_value", t)
     # Checked before the first op runs, so a bad bound leaves no op on a tape.
-    lo = operand(clip_value_min, t, "clip_by_value")
-    hi = operand(clip_value_max, t, "clip_by_value")
+    lo = packed_operand("clip_by_value", clip_value_min, t)
+    hi = packed_operand("clip_by_value", clip_value_max, t)
     try:
         np.broadcast_shapes(t.shape, lo.shape, hi.shape)
     except ValueError:
@@ -32,7 +31,7 @@ def clip_by_norm(t, clip_norm, axes=None, name=None):
     so the gradient stays finite when t is all zeros.
     """
     t = float_input("clip_by_norm", t)
-    clip_norm = operand(clip_norm, t, "clip_by_norm")  # checked before any op runs
+    clip_norm = packed_operand("clip_by_norm", clip_norm, t)  # checked before any op runs
     if clip_norm.ndim != 0:
         raise ValueError(f"clip_by_norm: clip_norm must be a scalar, got shape "
                          f"{clip_norm.shape}")

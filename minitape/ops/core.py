@@ -48,6 +48,20 @@ def first_dtype(values):
     return None if first is None else first.dtype
 
 
+def packed_operand(op_name, value, like, lists=True):
+    """`operand` (a number, array or tensor converted for an op beside the
+    tensor `like`), where a list holding tensors is first packed into one
+    tensor (`pack`), so its tensors keep their gradients, as in TensorFlow;
+    with `lists=False` (where TensorFlow refuses one) it is a TypeError. Never
+    a constant made of it: that would cut its tensors' gradients silently."""
+    if isinstance(value, (list, tuple)) and holds_tensors(value):
+        if not lists:
+            raise TypeError(f"{op_name}: a list holding tensors is not accepted here; "
+                            "stack it into one tensor first (mt.stack)")
+        value = pack(op_name, value)
+    return operand(value, like, op_name)
+
+
 def pack(op_name, values, dtype=None, cast=False):
     """A (nested) list or tuple holding tensors, variables and numbers as one
     tensor, the way TensorFlow's `convert_to_tensor` auto-packs it: a recorded

@@ -15,11 +15,11 @@ import math
 import numpy as np
 
 from ..registry import RegisterGradient, RegisterJVP, batch_ndim
-from ..tensor import holds_tensors, operand
 from .activations import flat_zero
 from .broadcasting import lift, reduce_sum, reshape, unbroadcast
 from .control import stop_gradient
-from .core import attr_int, constant_like, emit, index_dtypes, replay, tensor_input
+from .core import (attr_int, constant_like, emit, index_dtypes, packed_operand, replay,
+                   tensor_input)
 from .elementwise import abs, add, cast, equal, greater_equal, real_input, where
 from .nn import log_softmax, relu, softmax, softplus
 
@@ -29,17 +29,8 @@ def _labels_and_logits(op_name, labels, logits):
         raise ValueError(f"{op_name}: both labels and logits must be given, got "
                          f"labels={labels!r} and logits={logits!r}")
     logits = real_input(op_name, logits, floating=True)  # TensorFlow refuses complex
-    labels = operand(_packed(op_name, labels), logits, op_name)
+    labels = packed_operand(op_name, labels, logits)
     return labels, logits
-
-
-def _packed(op_name, value):
-    """A list holding tensors packed into one tensor (a recorded Pack, so the
-    tensors keep their gradients, as TensorFlow's auto-packing); anything else
-    as it is, for `operand` to convert."""
-    if isinstance(value, (list, tuple)) and holds_tensors(value):
-        return tensor_input(op_name, value)
-    return value
 
 
 def _same_shape(op_name, labels, logits):
@@ -101,7 +92,7 @@ def weighted_cross_entropy_with_logits(labels, logits, pos_weight, name=None):
     op_name = "weighted_cross_entropy_with_logits"
     labels, z = _labels_and_logits(op_name, labels, logits)
     _same_shape(op_name, labels, z)
-    pos_weight = operand(_packed(op_name, pos_weight), z, op_name)
+    pos_weight = packed_operand(op_name, pos_weight, z)
     try:
         np.broadcast_shapes(pos_weight.shape, z.shape)
     except ValueError:

@@ -14,9 +14,9 @@ import math
 import numpy as np
 
 from ..registry import RegisterGradient, RegisterJVP
-from ..tensor import TensorLike, operand
+from ..tensor import TensorLike
 from .broadcasting import broadcast_to, reduce_sum, reshape
-from .core import attr_number, constant_like, emit, matrix_shape, replay
+from .core import attr_number, constant_like, emit, matrix_shape, packed_operand, replay
 from .creation import zeros
 from .decompositions import cholesky, svd
 from .elementwise import less_equal, log, where
@@ -74,7 +74,7 @@ def _regularizer(l2, a, k):
     eye = np.eye(k, dtype=a.dtype)
     if not isinstance(l2, TensorLike):
         return constant_like(float(l2) * eye)
-    l2 = operand(l2, a, "linalg.lstsq")  # the matrix's dtype, or a TypeError
+    l2 = packed_operand("linalg.lstsq", l2, a)  # the matrix's dtype, or a TypeError
     if l2.ndim != 0:
         raise ValueError(f"linalg.lstsq: l2_regularizer must be a scalar, got shape "
                          f"{l2.shape}")

@@ -10,10 +10,9 @@ makes d2 variance / dx2 = 2/n I rather than the true 2/n (I - 1 1^T / n).
 """
 import numpy as np
 
-from ..tensor import operand
 from .broadcasting import reshape
 from .control import stop_gradient
-from .core import float_input, normalize_axes, number
+from .core import float_input, normalize_axes, number, packed_operand
 from .elementwise import add, cast, maximum, multiply, sqrt, square
 from .reductions import reduce_mean, reduce_sum
 
@@ -34,7 +33,7 @@ def l2_normalize(x, axis=None, epsilon=1e-12, name=None, dim=None):
     if isinstance(epsilon, (int, float, np.floating)):
         epsilon = number(x.dtype, epsilon)
     else:  # a tensor (differentiable: TensorFlow gives it a gradient) of x's dtype
-        epsilon = operand(epsilon, x, "l2_normalize")
+        epsilon = packed_operand("l2_normalize", epsilon, x)
         try:
             np.broadcast_shapes(x.shape, epsilon.shape)
         except ValueError:
@@ -82,7 +81,8 @@ def batch_normalization(x, mean, variance, offset, scale, variance_epsilon, name
     variance = float_input(op, variance)
     stats = {"mean": mean, "offset": offset, "scale": scale,
              "variance_epsilon": variance_epsilon}
-    stats = {k: None if v is None else operand(v, variance, op) for k, v in stats.items()}
+    stats = {k: None if v is None else packed_operand(op, v, variance, lists=False)
+             for k, v in stats.items()}
     shapes = {k: v.shape for k, v in stats.items() if v is not None}
     shapes["variance"] = variance.shape
     try:
