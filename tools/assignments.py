@@ -161,7 +161,10 @@ _tried_rules = {name: dict(getattr(_sys.modules["minitape.registry"], name))
 RESTORE = """
 for _m, _saved in _tried_saved.items():
     _now = vars(_sys.modules[_m])
-    for _k in [k for k in _now if k not in _saved]:
+    # (a submodule imported since, numpy.random say, stays: it is in sys.modules, and
+    # without its attribute `import numpy.random` would recurse in numpy's __getattr__)
+    for _k in [k for k in _now if k not in _saved
+               and _sys.modules.get(_m + "." + k) is not _now[k]]:
         del _now[_k]
     _now.update(_saved)
 for _c, _saved in _tried_saved_classes.items():
