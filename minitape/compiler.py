@@ -56,7 +56,7 @@ import re
 
 import numpy as np
 
-from . import arguments, ops
+from . import arguments, ops, random
 from .context import state
 from .graph import OPS, Ref, pack_outputs, show_constant
 from .ops.elementwise import power, unmoved_zeroed
@@ -226,6 +226,10 @@ LINES = {
     "ZeroWhereUnmoved": "zero_where_unmoved({inputs})",
     # matmul's and einsum's masks (ops/unmoved_products.py), the attributes bound
     "UnmovedEinsum": "{unmoved}({inputs})", "AllFinite": "all_finite({inputs})",
+    # random draws: the next numbers of the node's own stream (random.Stream), each call
+    "RandomStandardNormal": "{stream}.normal({shape}, {dtype})",
+    "RandomUniform": "{stream}.uniform({shape}, {dtype})",
+    "RandomUniformInt": "{stream}.integers({shape}, {dtype}, {minval}, {maxval})",
 }
 # The NumPy function each line above computes, for the elementwise ops: where
 # an op's forward (`ops/elementwise.py`, its `numpy_fn`) runs another function,
@@ -307,6 +311,10 @@ def _attributes(node, shapes, in_dtypes):
         return {"index": a["index"], "shape": tuple(shapes[0][nb:]), "batch_ndim": nb}
     if op == "MatrixSolve":
         return {"adjoint": bool(a["adjoint"])}
+    if op in random.OP_TYPES:
+        bounds = {k: a[k] for k in ("minval", "maxval") if k in a}
+        return {"stream": node.draws(), "shape": tuple(shapes[0]), "dtype": np.dtype(a["dtype"]),
+                **bounds}
     if op == "UnmovedEinsum":
         return {"unmoved": functools.partial(unmoved_kernel, a["mode"], a["equation"],
                                              a["factors"], tuple(a["masks"]))}
@@ -343,7 +351,9 @@ _OP_WORDS = {"AddV2": "add", "Sub": "sub", "Mul": "mul", "RealDiv": "div", "Neg"
              "StridedSliceGrad": "scatter", "ConcatV2": "concat", "Pack": "stack",
              "PadV2": "pad", "SelectV2": "where", "MatrixInverse": "inv",
              "MatrixSolve": "solve", "ZeroWhereUnmoved": "masked",
-             "UnmovedEinsum": "masked", "AllFinite": "finite"}
+             "UnmovedEinsum": "masked", "AllFinite": "finite",
+             "RandomStandardNormal": "normal", "RandomUniform": "uniform",
+             "RandomUniformInt": "integers"}
 
 
 class _Names:
@@ -372,11 +382,13 @@ class Program:
     flat output values (NumPy), `source` is the text that was compiled.
     `fallback` makes the program with matmul's and einsum's masks written out
     (compile_graph's `masks`), which runs a call whose checks fail, after the
-    variables the program assigns get their values back."""
+    variables the program assigns get their values back (and the random
+    `streams` it draws from their state: the call draws its numbers once)."""
 
-    def __init__(self, source, fn, outputs, fallback=None, assigned=()):
+    def __init__(self, source, fn, outputs, fallback=None, assigned=(), streams=()):
         self.source, self.fn, self.outputs = source, fn, outputs
         self.fallback, self.assigned, self.masked = fallback, assigned, None
+        self.streams = streams
         # The usual output structures, one value or a tuple of values: packed without a walk.
         self._single = isinstance(outputs, Ref)
         self._flat_tuple = type(outputs) is tuple and all(isinstance(r, Ref) for r in outputs)
@@ -398,11 +410,14 @@ class Program:
         """The program's values, or, where a check_finite line fails, the
         fallback's, run after the assigned variables get their values back."""
         before = [v._value for v in self.assigned]
+        drawn = [s.generator().bit_generator.state for s in self.streams]
         try:
             return self.fn(*arrays)
         except MasksNeeded:
             for v, value in zip(self.assigned, before):
                 v._value = value
+            for s, state_ in zip(self.streams, drawn):
+                s.generator().bit_generator.state = state_
             if self.masked is None:
                 self.masked = self.fallback()
             return self.masked.fn(*arrays)
@@ -761,7 +776,8 @@ def compile_graph(graph, input_names=None, shapes=None, name=None, masks=False):
                                  masks=True)
     assigned = [node.attrs["variable"] for node in graph.nodes
                 if node.op == "AssignVariableOp"]
-    return Program(source, namespace[fname], graph.outputs, fallback, assigned)
+    streams = [node.draws() for node in graph.nodes if node.op in random.OP_TYPES]
+    return Program(source, namespace[fname], graph.outputs, fallback, assigned, streams)
 
 
 def _value_key(kind, value):
@@ -774,8 +790,8 @@ def _value_key(kind, value):
         if v.size <= 16:
             return (kind, v.dtype.str, v.shape, v.tobytes())
         return ("id", id(value))
-    if callable(value) or isinstance(value, Variable):
-        return ("id", id(value))
+    if callable(value) or isinstance(value, (Variable, random.Stream)):
+        return ("id", id(value))  # (a stream is state: two nodes never share one)
     try:
         hash(value)
     except TypeError:

@@ -17,7 +17,7 @@ import weakref
 
 import numpy as np
 
-from . import ops, registry
+from . import ops, random, registry
 from .context import state
 from .ops import shapes
 from .recording import record
@@ -68,14 +68,23 @@ class Node:
     that vary, else it is None. `role` is "adjoint" for an op a tape's gradient
     or jacobian call computed, "tangent" for one a JVP rule computed, else None
     (`context.state.derivative` when it was traced; compiled programs name
-    their lines by it)."""
+    their lines by it). A random draw keeps its numbers in `stream` (made at
+    its first call: `draws`), so each call, replayed or compiled, takes the
+    next ones, as TensorFlow keeps one generator per random op of a graph."""
 
-    __slots__ = ("op", "name", "inputs", "attrs", "outputs", "first", "symbolic", "role")
+    __slots__ = ("op", "name", "inputs", "attrs", "outputs", "first", "symbolic", "role",
+                 "stream")
 
     def __init__(self, op, name, inputs, attrs, outputs, symbolic=None, role=None):
         self.op, self.name, self.inputs, self.attrs = op, name, inputs, attrs
         self.outputs, self.symbolic, self.role = outputs, symbolic, role
-        self.first = 0
+        self.first, self.stream = 0, None
+
+    def draws(self):
+        """The Stream a random draw node takes its numbers from."""
+        if self.stream is None:
+            self.stream = random.Stream(self.attrs["seed"], self.attrs["seed2"])
+        return self.stream
 
 
 class Graph:
@@ -231,6 +240,8 @@ def _run_node(node, args, value, shapes=None, check=False):
         return _assign(node, args[0], check)
     if shapes is None:
         shapes = [s.shape for s in node.outputs]
+    if node.op in random.OP_TYPES:  # the node's next numbers (a checked run: a copy's)
+        return (random.replay(node.op, node.attrs, shapes[0], None if check else node.draws()),)
     outs = OPS[node.op].run(args, node.attrs, shapes)
     return outs if isinstance(outs, (list, tuple)) else (outs,)
 
@@ -370,6 +381,10 @@ def _build_op_table():
     for op_type, fn in {"Sign": ops.sign, "Round": ops.round, "Floor": ops.floor,
                         "StopGradient": ops.stop_gradient}.items():
         table[op_type] = OpDef(lambda xs, a, o, fn=fn: fn(xs[0]), 1)
+    # Random draws: no inputs, and a stream of numbers each node keeps (_run_node)
+    for op_type in random.OP_TYPES:
+        table[op_type] = OpDef(lambda xs, a, o, t=op_type: random.replay(t, a, o[0]), 0,
+                               random.attrs_of)
     return table
 
 

@@ -1,14 +1,13 @@
 """Recording: every op, once computed, is offered to the tapes active in this thread.
 
-Each active tape checks whether any input is something it tracks (a watched
-tensor or variable, or the output of an op it recorded); if so it appends the op
-and starts tracking the outputs. So a tape holds exactly the ops that lie
-downstream of what it watches, in the order they ran, and nothing else.
+Each active tape keeps the op if an input is something it tracks (a watched
+tensor or variable, or an op's output it recorded) and then tracks the outputs,
+so it holds exactly the ops downstream of what it watches, in order. An op with
+no inputs (a random draw) goes to traces alone (`_is_trace`), which replay it.
 
-A recorder is anything in `context.state.tapes` with two attributes: `_ops`
-(where recorded ops are appended) and `_producer` (a dict from tracked tensor
-id to the op that made it, None for a watched source). GradientTape and
-ForwardAccumulator are the two recorders.
+A recorder is anything in `context.state.tapes` with `_ops` (where recorded ops
+are appended) and `_producer` (tracked tensor id -> the op that made it, None
+for a watched source): GradientTape, ForwardAccumulator, and traces.
 """
 from .context import state
 from .tensor import new_id
@@ -80,7 +79,8 @@ def record(op_type, inputs, outputs, attrs=None, name=None, tapes=None):
             if x._id in producer:
                 break
         else:
-            continue
+            if inputs or not getattr(tape, "_is_trace", False):
+                continue
         if op is None:
             op = Operation(op_type, inputs, outputs, attrs, name)
         tape._ops.append(op)

@@ -28,10 +28,13 @@ on upstream placeholders shaped like the outputs, registered under a fresh key
 that the node names (`graph.register_gradient_graph`). The saved-model format
 (`minitape.saved_model`) stores the same graphs as JSON.
 
-What a trace freezes: anything computed outside minitape's ops, as
-TensorFlow does, and random numbers drawn with `mt.random`, which TensorFlow
-draws again at each call (`mt.random` returns constants, not ops: the README's
-table of differences says so). Ops made with `mt.primitive` cannot be traced.
+Random draws (`mt.random`) are ops with no inputs, which `record` gives to
+traces alone: each becomes a node that draws new numbers at every call, as
+TensorFlow's random ops do. A value made from a draw is never "the same at
+every call" (`same_at_every_call`), and reading it as a Python value raises.
+
+What a trace freezes: anything computed outside minitape's ops, as TensorFlow
+does. Ops made with `mt.primitive` cannot be traced.
 """
 import contextlib
 
@@ -39,11 +42,14 @@ import numpy as np
 
 from .context import state
 from .graph import OPS, Graph, Node, Ref, register_gradient_graph
+from .random import OP_TYPES as RANDOM_OPS
 from .recording import Operation
 from .specs import TensorSpec
 from .tensor import Tensor, TensorLike, Variable, convert_to_tensor
 
 __all__ = ["Tracer", "map_structure", "frozen", "show"]
+
+DRAWN = frozenset(["drawn"])  # what a random draw depends on: new numbers at each call
 
 
 class _EveryId(dict):
@@ -71,7 +77,7 @@ class _OpLog(list):
         super().append(op)
         tracer._roles[op] = state.derivative
         deps = frozenset().union(*(tracer._deps_of(x) for x in op.inputs)) \
-            if op.inputs else frozenset()
+            if op.inputs else DRAWN if op.type in RANDOM_OPS else frozenset()
         for y in op.outputs:
             tracer._known.add(y._id)
             tracer._by_array[id(y._value)] = y
@@ -166,8 +172,8 @@ class Tracer:
 
     def same_at_every_call(self, t):
         """Whether `t` has the same value at every call of the traced function:
-        it depends on no argument and no variable (a constant, or ops on
-        constants). A rule may decide on such a value while tracing
+        it depends on no argument, no variable and no random draw (a constant,
+        or ops on constants). A rule may decide on such a value while tracing
         (`ops.elementwise.moved` leaves out masks that could never change it)."""
         return not isinstance(t, Variable) and not self._deps_of(t)
 
@@ -180,6 +186,12 @@ class Tracer:
         while root.parent is not None:
             root = root.parent
         deps = self._deps_of(t) if not isinstance(t, Variable) else {("var", t._id)}
+        if "drawn" in deps:
+            raise ValueError(
+                f"mt.function {root.name}: a value made from random numbers (mt.random) "
+                "is used as a Python value (an index, a shape, an op attribute or a Python "
+                "condition) while tracing; a trace would freeze it, but each call draws "
+                "new numbers. Use it through ops (mt.where, mt.cast, ...)")
         for d in deps:
             if isinstance(d, tuple):
                 d = self._variable(d[1])

@@ -55,7 +55,9 @@ ROWS = [
     "`batch_jacobian` of a rank-1 target `(b,)`",
     "second derivatives through the branch `where` did not pick",
     "forward mode where a derivative is infinite",
-    "random numbers drawn with `mt.random` inside `mt.function`",
+    "float32 gradients of products that overflow or underflow on the way",
+    "a Python list as an index, `x[[0, 2]]`",
+    "the numbers `mt.random` draws for a seed",
 ]
 
 
@@ -559,21 +561,49 @@ def test_forward_mode_where_a_derivative_is_infinite_agrees_with_reverse_mode(dt
     assert _second_derivatives(lambda x: mt.pow(x, 0.5), x)[2].numpy()[0] == -np.inf
 
 
-@pytest.mark.parametrize("jit", [False, True])
-def test_random_numbers_inside_a_function_are_drawn_once_when_traced(jit):
-    # TensorFlow 2.21 gives new numbers at each call of the tf.function
+def test_the_numbers_for_a_seed_are_numpys_pcg64s_eagerly_traced_and_compiled():
+    # TensorFlow 2.21: Philox numbers, and under jit_compile=True XLA ignores
+    # the seeds; minitape: PCG64's, the same in a compiled function.
     mt.random.set_seed(1)
+    expected = np.random.Generator(np.random.PCG64(1)).random(3, dtype=np.float32)
+    np.testing.assert_array_equal(mt.random.uniform([3]).numpy(), expected)
+    draws = []
+    for jit in (False, True):
+        mt.random.set_seed(1)
+        f = mt.function(lambda: mt.random.uniform([3]), jit_compile=jit)
+        draws.append([f().numpy(), f().numpy()])
+    np.testing.assert_array_equal(draws[0], draws[1])
+    assert not np.array_equal(draws[0][0], draws[0][1])  # new numbers at each call
 
-    @mt.function(jit_compile=jit)
-    def noisy(x):
-        return x + mt.random.normal([2])
 
-    @mt.function(jit_compile=jit)
-    def noisy_from_outside(x, noise):
-        return x + noise
+def test_a_python_list_index_selects_as_in_numpy():
+    # TensorFlow 2.21 reads a list as a tuple: x[[0, 2]] is x[0, 2] = 3.0 and
+    # x[[1]] is row 1, shape (3,); minitape follows NumPy
+    values = np.arange(1.0, 10.0, dtype=np.float32).reshape(3, 3)
+    x = mt.constant(values)
+    np.testing.assert_array_equal(x[[0, 2]].numpy(), values[[0, 2]])
+    assert x[[0, 2]].shape == (2, 3) and x[[1]].shape == (1, 3)
+    assert float(x[0, 2]) == 3.0  # a tuple: one number, as in TensorFlow
+    np.testing.assert_array_equal(mt.gather(x, [0, 2]).numpy(), values[[0, 2]])
+    with mt.GradientTape() as tape:
+        tape.watch(x)
+        y = mt.reduce_sum(x[[0, 2, 2]])
+    np.testing.assert_array_equal(tape.gradient(y, x).numpy(), [[1] * 3, [0] * 3, [2] * 3])
 
-    x = mt.constant([0.0, 0.0])
-    np.testing.assert_array_equal(noisy(x).numpy(), noisy(x).numpy())  # frozen
-    first = noisy_from_outside(x, mt.random.normal([2])).numpy()
-    second = noisy_from_outside(x, mt.random.normal([2])).numpy()
-    assert not np.array_equal(first, second)  # the way round it: pass the numbers in
+
+def test_float32_products_that_overflow_on_the_way_keep_their_true_gradients():
+    # TensorFlow 2.21: [1, 0, 0], [inf, inf, 0, 0] and all NaN
+    def gradient(f, values):
+        x = mt.constant(np.array(values, np.float32))
+        with mt.GradientTape() as tape:
+            tape.watch(x)
+            y = mt.reduce_sum(f(x))
+        return tape.gradient(y, x).numpy()
+
+    np.testing.assert_array_equal(gradient(mt.math.cumprod, [1e-30, 1e-30, 1e30]), [2, 1, 0])
+    np.testing.assert_allclose(gradient(mt.reduce_prod, [1e-30, 1e-30, 1e30, 1e30]),
+                               [1e30, 1e30, 0, 0], rtol=1e-6)
+    with np.errstate(over="ignore"):
+        e = gradient(mt.linalg.expm, [[100.0, 0.0], [0.0, -100.0]])
+    assert np.isposinf(e[0]).all() and np.isposinf(e[1, 0])
+    assert 0 < e[1, 1] < 1e-40  # exp(-100) and the rest: no NaN anywhere

@@ -8,6 +8,7 @@ import numpy as np
 
 from ..graph import OPS, bind_dims
 from ..ops.core import SHAPES
+from ..random import OP_TYPES
 from ..specs import TensorSpec
 from ..tensor import Tensor
 from .format import spec_text, specs_text
@@ -100,6 +101,8 @@ def _check_node(node, ins, outs, specs, probes):
         raise ValueError(f"gives shape {shape}, but the node declares {out.shape}")
     if op in _SAME_DTYPE:
         dtype = ins[0].dtype
+    elif op in RANDOM_OPS:
+        dtype = _draw_dtype(op, attrs)
     elif probes is None:
         dtype = out.dtype
     else:  # the probe's answer depends only on these (attrs here are hashable)
@@ -201,6 +204,10 @@ def _output_shape(op, attrs, shapes, declared):
     output) by NumPy's and minitape's shape rules. Raises ValueError."""
     if op in _ELEMENTWISE:
         return np.broadcast_shapes(*shapes), 0
+    if op in RANDOM_OPS:  # a draw of the declared shape, held and counted as any output
+        if declared is None:
+            raise ValueError("needs a declared output shape")
+        return tuple(declared), 0
     a = shapes[0]
     if declared is None and op in ("Reshape", "BroadcastTo", "StridedSliceGrad"):
         raise ValueError("needs a declared output shape")
@@ -311,6 +318,21 @@ def _einsum_shape(equation, shapes):
     return tuple(sizes[c] for c in out), len(shapes) * size_of(sizes.values())
 
 
+def _draw_dtype(op, attrs):
+    """The dtype of a random draw, checked with its bounds (as `mt.random` checks them)."""
+    dtype = attrs["dtype"]
+    if op != "RandomUniformInt":
+        if dtype.kind != "f":
+            raise ValueError(f"draws floats, not {dtype}")
+        return dtype
+    if dtype.kind not in "iu":
+        raise ValueError(f"draws integers, not {dtype}")
+    lo, hi, info = attrs["minval"], attrs["maxval"], np.iinfo(dtype)
+    if not info.min <= lo < hi <= info.max + 1:
+        raise ValueError(f"draws from [{lo}, {hi}), which is empty or does not fit {dtype}")
+    return dtype
+
+
 def _probe_dtype(op, attrs, ins, rank):
     """The dtype minitape's own op gives for these input dtypes: run it once on
     inputs of one element each (dtype rules do not depend on sizes). Also
@@ -329,7 +351,8 @@ _ELEMENTWISE = frozenset((
     "Exp", "Log", "Sin", "Cos", "Tanh", "Abs", "Identity", "Sigmoid", "Relu", "Elu",
     "Softplus", "Sign", "Round", "Floor", "StopGradient", "Cast"))
 _REDUCTIONS = frozenset(("Sum", "Mean", "Max", "Min", "Prod"))
-_RULES = _ELEMENTWISE | _REDUCTIONS | frozenset((  # the op types _output_shape knows
+RANDOM_OPS = frozenset(OP_TYPES)
+_RULES = _ELEMENTWISE | _REDUCTIONS | RANDOM_OPS | frozenset((  # the op types _output_shape knows
     "Reshape", "BroadcastTo", "Transpose", "PadV2", "ConcatV2", "Pack", "StridedSlice",
     "StridedSliceGrad", "Softmax", "MatMul", "MatrixSolve", "MatrixInverse", "Einsum"))
 _SAME_DTYPE = frozenset(("Reshape", "BroadcastTo", "Transpose", "PadV2", "StridedSlice",

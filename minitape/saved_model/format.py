@@ -301,6 +301,13 @@ ATTR_CODECS = {
     "Einsum": _attrs_codec({"equation": (str, lambda x, w: check_str(x, w, 1000))}),
     "Softmax": _attrs_codec({"axis": _AXIS}),
 }
+_SEED = (int, lambda x, w: check_int(x, w, 0, MAX_INT))
+for _op in ("RandomStandardNormal", "RandomUniform"):
+    ATTR_CODECS[_op] = _attrs_codec({"dtype": (lambda d: dtype_name(d, "a random draw"),
+                                               check_dtype), "seed": _SEED, "seed2": _SEED})
+ATTR_CODECS["RandomUniformInt"] = _attrs_codec({
+    "dtype": (lambda d: dtype_name(d, "RandomUniformInt"), check_dtype),
+    "minval": (int, check_int), "maxval": (int, check_int), "seed": _SEED, "seed2": _SEED})
 
 
 # --- the generic codec: plain data with type tags --------------------------------

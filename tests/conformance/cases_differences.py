@@ -394,15 +394,34 @@ def case_log_forward_over_reverse_at_zero(m):
 case_log_forward_over_reverse_at_zero.differs = "forward mode where a derivative is infinite"
 
 
-def case_random_inside_function(m):
+def case_products_overflowing_on_the_way(m):
+    def gradient(f, values):
+        x = m.constant(values)
+        with m.GradientTape() as tape:
+            tape.watch(x)
+            y = m.reduce_sum(f(x))
+        return tape.gradient(y, x)
+
+    return (gradient(m.math.cumprod, [1e-30, 1e-30, 1e30]),
+            gradient(m.reduce_prod, [1e-30, 1e-30, 1e30, 1e30]),
+            gradient(m.linalg.expm, [[100.0, 0.0], [0.0, -100.0]]))
+
+
+case_products_overflowing_on_the_way.differs = (
+    "float32 gradients of products that overflow or underflow on the way")
+
+
+def case_list_index(m):
+    x = m.constant([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0], [7.0, 8.0, 9.0]])
+    return x[[0, 2]], x[[1]]  # TensorFlow: 3.0 and row 1; minitape: rows 0 and 2, and [row 1]
+
+
+case_list_index.differs = "a Python list as an index, `x[[0, 2]]`"
+
+
+def case_random_numbers_for_a_seed(m):
     m.random.set_seed(1)
-
-    @m.function
-    def noisy(x):
-        return x + m.random.normal([3])
-
-    x = m.constant([0.0, 0.0, 0.0])
-    return m.reduce_all(m.equal(noisy(x), noisy(x)))  # TensorFlow: False; minitape: True
+    return m.random.uniform([3])  # TensorFlow: Philox's numbers; minitape: PCG64's
 
 
-case_random_inside_function.differs = "random numbers drawn with `mt.random` inside `mt.function`"
+case_random_numbers_for_a_seed.differs = "the numbers `mt.random` draws for a seed"
