@@ -15,7 +15,8 @@ from tools import clean_clone
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 
-pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+pytestmark = [pytest.mark.skipif(shutil.which("git") is None, reason="needs git"),
+              pytest.mark.tooling]
 
 
 def _git(repo, *args):

@@ -18,7 +18,7 @@ import pytest
 pytest.importorskip("nbclient")
 
 from tools import kernels  # noqa: E402
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.tooling]
 
 ROOT = Path(__file__).resolve().parent.parent
 # The notebooks that draw: their stored outputs hold a picture (a plot, or an

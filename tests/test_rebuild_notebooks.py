@@ -11,7 +11,7 @@ from tools import colab
 from tools import rebuild_notebooks as rb
 
 pytest.importorskip("ipywidgets")
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.tooling]
 
 
 def _write(path, *sources):
