@@ -698,18 +698,23 @@ def _sign_jvp(op, t):
 
 
 def connected_zeros(x):
-    """Zeros shaped like x, made from x by ops whose derivatives are zero:
-    x - x, which is +0 for every finite x, and whose tangent t - t and
-    gradient g - g are +0 too (inf and NaN entries of x are replaced by 0
-    first). A rule that returns 0 for every x (relu's gradient where x <= 0)
-    builds its 0 with this, so its derivative with respect to x is zeros, not
-    None, in both directions, as in TensorFlow: a tape over the rule gets
-    ZerosLike's zeros, a ForwardAccumulator around it ReluGrad's zero tangent.
-    A trace replaces them whatever the values it was traced with, for later
-    calls."""
-    if recording_trace() is not None or not np.isfinite(x._value).all():
-        x = where(less(abs(x), np.inf), x, np.zeros((), x.dtype))
-    return x - x
+    """Zeros shaped like x, made from x by ops whose derivatives are zero. A
+    rule that returns 0 for every x (relu's gradient where x <= 0) builds its
+    0 with this, so its derivative with respect to x is zeros, not None, as in
+    TensorFlow (ZerosLike's zeros for a tape over the rule, ReluGrad's zero
+    tangent for a ForwardAccumulator around it). For tapes it is |sign(x)| * 0:
+    sign's gradient is a constant, so a compiled Hessian drops the whole path.
+    While a ForwardAccumulator records (it keeps `_tangents`) it is x - x,
+    whose tangent t - t is +0 where sign's is None. NaN (and for x - x, inf)
+    entries of x are replaced by 0 first; a trace replaces them whatever the
+    values it was traced with, for later calls."""
+    if any(hasattr(r, "_tangents") for r in state.tapes):
+        if recording_trace() is not None or not np.isfinite(x._value).all():
+            x = where(less(abs(x), np.inf), x, np.zeros((), x.dtype))
+        return x - x
+    if recording_trace() is not None or has_nan(x._value):
+        x = where(equal(x, x), x, np.zeros((), x.dtype))
+    return abs(sign(x)) * 0
 
 
 # Not differentiable: recorded like any op (so traces replay them), but their
