@@ -226,7 +226,9 @@ def _shipped(obj, home, name=None, depth=1):
     module-level functions it calls, or a built-in of that name (written in C,
     which an answer cell cannot write)."""
     names = None if name is None else {name} | _ALIASES.get(name, set())
-    wrapped = getattr(obj, "__wrapped__", obj)  # NumPy's array-function dispatchers
+    wrapped = obj
+    while hasattr(wrapped, "__wrapped__"):  # NumPy's dispatchers: 2.0 and 2.1 wrap twice
+        wrapped = wrapped.__wrapped__
     if isinstance(wrapped, types.BuiltinFunctionType) and name is None:
         return True  # a C function behind a dispatcher (NumPy 1.24's result_type)
     obj = wrapped

@@ -248,3 +248,26 @@ def test_a_replaced_tool_is_named(monkeypatch, target, replacement, named):
     assert any(named in r for r in untouched())
     with pytest.raises(AssertionError, match="the check's own tools were replaced"):
         check_untouched()
+
+
+def test_a_dispatcher_wrapped_twice_is_as_shipped(monkeypatch):
+    """Issue 28: NumPy 2.0 and 2.1 (Colab's) wrap assert_array_almost_equal twice, and
+    the guard unwrapped one layer, so every right answer on Colab was called tampering."""
+    import functools
+
+    import numpy.testing
+    from minitape.test import untouched
+    shipped = numpy.testing.assert_array_almost_equal
+    while hasattr(shipped, "__wrapped__"):
+        shipped = shipped.__wrapped__
+
+    @functools.wraps(shipped)
+    def inner(*a, **k):
+        return shipped(*a, **k)
+
+    @functools.wraps(inner)
+    def outer(*a, **k):
+        return inner(*a, **k)
+
+    monkeypatch.setattr(numpy.testing, "assert_array_almost_equal", outer)
+    assert untouched() == []
