@@ -170,12 +170,8 @@ def _named(forward, name, module, quiet):
 
 # --- the rules: the upstream (or tangent) times each partial --------------------------
 
-def _times(g, partial, at, masked):
-    """g times the partial (reverse mode: `at` holds conjugated values), masked."""
-    if type(partial) is chain:
-        term = partial.fn(g, *at)
-        return moved(g, term) if masked else term
-    p = partial(*at)
+def _times(g, p, masked):
+    """g times the partial p (a tensor, a number or `over(d)`), masked."""
     if type(p) is Tensor:
         term = g * p
         return moved(g, term, times=p) if masked else term
@@ -185,6 +181,19 @@ def _times(g, partial, at, masked):
     if p == 1:
         return g
     return -g if p == -1 else g * p
+
+
+def _chained(g, partial, at, masked):
+    """g times the partial, which may be a `chain` (`at`: the values it is
+    evaluated at, conjugated in reverse mode), masked."""
+    if type(partial) is chain:
+        term = partial.fn(g, *at)
+        return moved(g, term) if masked else term
+    p = partial(*at)
+    if type(p) is Tensor:  # (the common case inline: a call less)
+        term = g * p
+        return moved(g, term, times=p) if masked else term
+    return _times(g, p, masked)
 
 
 def _tangent_times(t, partial, at, masked):
@@ -209,13 +218,17 @@ def unary_rules(derivative, masked=None, conjugate=True):
     """(gradient, jvp) of a unary elementwise op from its derivative(x, z)
     (for ops whose forward is not one NumPy call; `unary` says the rest)."""
     reverse, forward = masked in ("both", "gradient"), masked == "both"
+    plain = type(derivative) is not chain and not reverse
 
     def gradient(op, grad):
         x, z = op.inputs[0], op.outputs[0]
         v = z._value
         if conjugate and type(v) not in REAL_SCALARS and v.dtype.kind == "c":
             x, z = conjugated(x, z)
-        return _times(grad, derivative, (x, z), reverse)
+        if plain:  # (the common case, a call less: grad * f'(x))
+            p = derivative(x, z)
+            return grad * p if type(p) is Tensor else _times(grad, p, False)
+        return _chained(grad, derivative, (x, z), reverse)
 
     def jvp(op, t):
         return _tangent_times(t, derivative, op.inputs + op.outputs, forward)
@@ -229,23 +242,20 @@ def binary_rules(partials, masked=None, conjugate=True):
     px, py = partials
 
     def gradient(op, grad):
-        x, y = inputs = op.inputs
+        x, y = op.inputs
         z = op.outputs[0]
         wanted = needs(op)
         at = (x, y, z)
         v = z._value
         if conjugate and type(v) not in REAL_SCALARS and v.dtype.kind == "c":
             at = conjugated(x, y, z)
-        grads = [None, None]
-        for i, partial in enumerate(partials):
-            if partial is None or not wanted[i]:
-                continue
-            g = _times(grad, partial, at, reverse)
-            shape = inputs[i]._value.shape
-            if g._value.shape != shape:  # broadcast: summed back, batch dims kept
-                g = unbroadcast(g, shape, grad._value.ndim - z._value.ndim)
-            grads[i] = g
-        return grads
+        gx = None if px is None or not wanted[0] else _chained(grad, px, at, reverse)
+        gy = None if py is None or not wanted[1] else _chained(grad, py, at, reverse)
+        if gx is not None and gx._value.shape != x._value.shape:  # broadcast: summed back,
+            gx = unbroadcast(gx, x._value.shape, grad._value.ndim - v.ndim)  # batch dims kept
+        if gy is not None and gy._value.shape != y._value.shape:
+            gy = unbroadcast(gy, y._value.shape, grad._value.ndim - v.ndim)
+        return gx, gy
 
     def jvp(op, tx, ty):
         x, y = op.inputs
