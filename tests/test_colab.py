@@ -83,13 +83,15 @@ def test_badges_and_cell_follow_the_repository_url():
 
 
 def _without_generated_text(path):
-    """The file's text less what tools.colab writes (badges, the Colab cell)."""
+    """The file's text less what tools.colab writes (badges, the Colab cell, the
+    notebooks' links to the repository's pages)."""
     text = path.read_text(encoding="utf-8", errors="replace")
     if path.suffix == ".ipynb":
         nb = json.loads(text)
         generated = {colab.badge_cell_source(path.name), colab.cell_source()}
-        return "\n".join(colab.source_text(c) for c in nb["cells"]
-                         if colab.source_text(c) not in generated)
+        pages = re.escape(colab.project_url(""))  # links to the docs, as tools.colab writes them
+        return "\n".join(re.sub(rf"\]\({pages}[^)\s]*\)", "]()", colab.source_text(c))
+                         for c in nb["cells"] if colab.source_text(c) not in generated)
     if path == colab.README:
         return colab.readme_with_badges(text).replace(colab.badges(), "")
     return text

@@ -16,7 +16,13 @@ It writes three things, and `--check` finds any that differ:
   Anywhere else it does nothing;
 * the **badge cell**, the first cell of every notebook (Markdown): "Open in
   Colab" and "launch Binder" for that notebook;
-* the README's badges, between the two `launch badges` comment lines.
+* the README's badges, between the two `launch badges` comment lines;
+* the **links to the repository's pages** in the notebooks' Markdown: every
+  link to a file outside notebooks/ (`../docs/engine.md`, or a link already
+  written as a GitHub URL of a file of this repository) becomes
+  `<Repository>/blob/main/<path>`. JupyterLab started in notebooks/, the
+  JupyterLite site and Colab can open no `..` (tests/test_notebook_links.py
+  resolves every link as each of them does); a GitHub page opens in all three.
 
 The JupyterLite site (tools/site.py) replaces the Colab cell with
 `lite_cell_source()`, which installs the wheel bundled in the site.
@@ -203,6 +209,35 @@ def source_text(cell):
     return "".join(src) if isinstance(src, list) else src
 
 
+# A Markdown link's target: ](target) or ](target "title").
+LINK = re.compile(r"\]\(([^()\s]+)((?:\s+\"[^\"]*\")?)\)")
+GITHUB_FILE = re.compile(r"https://github\.com/[\w.-]+/[\w.-]+/blob/[\w.-]+/([^#?]+)(#.*)?")
+
+
+def project_url(path, fragment="", pyproject=PYPROJECT):
+    """The GitHub page of the file at `path` (relative to the repository's root)."""
+    return f"{repository(pyproject)}/blob/{BRANCH}/{path}{fragment}"
+
+
+def with_project_links(text, pyproject=PYPROJECT):
+    """`text` (a notebook's Markdown) with every link to a file of this
+    repository outside notebooks/ written as that file's GitHub page."""
+    def rewrite(match):
+        target, title = match.groups()
+        if target.startswith("../"):
+            path, _, fragment = target.partition("#")
+            resolved = (NOTEBOOKS / path).resolve()
+            if resolved.is_relative_to(ROOT) and resolved.exists():
+                relative = resolved.relative_to(ROOT).as_posix()
+                return f"]({project_url(relative, '#' + fragment if fragment else '', pyproject)}{title})"
+        github = GITHUB_FILE.fullmatch(target)
+        if github and (ROOT / github.group(1)).exists() and \
+                not target.startswith(repository(pyproject) + "/"):  # a fork's old URL
+            return f"]({project_url(github.group(1), github.group(2) or '', pyproject)}{title})"
+        return match.group(0)
+    return LINK.sub(rewrite, text)
+
+
 def set_cells(nb, notebook, source=None, pyproject=PYPROJECT):
     """Put the badge cell first and the Colab cell as the first code cell of
     `nb` (a dict, changed in place); nothing else changes. True if it changed."""
@@ -234,6 +269,13 @@ def set_cells(nb, notebook, source=None, pyproject=PYPROJECT):
     if source_text(code) != source:
         set_source(code, source)
         changed = True
+    for cell in nb["cells"][1:]:
+        if cell.get("cell_type") == "markdown":
+            text = source_text(cell)
+            linked = with_project_links(text, pyproject)
+            if linked != text:
+                set_source(cell, linked)
+                changed = True
     metadata = code.setdefault("metadata", {})
     if any(metadata.get(key) != value for key, value in CODE_CELL_METADATA.items()):
         metadata.update(CODE_CELL_METADATA)
