@@ -149,7 +149,7 @@ def test_tools_colab_writes_a_dotdot_link_as_the_files_github_page():
     assert colab.with_project_links(text) == (
         f"See [the engine]({REPOSITORY}/blob/main/docs/engine.md#the-reading-order) and "
         "[09](09_batch_jacobians.ipynb).")
-    fork = f"[a page](https://github.com/old-owner/course/blob/main/docs/engine.md)"
+    fork = "[a page](https://github.com/old-owner/course/blob/main/docs/engine.md)"
     assert colab.with_project_links(fork) == f"[a page]({REPOSITORY}/blob/main/docs/engine.md)"
     elsewhere = "[tf](https://github.com/tensorflow/tensorflow/blob/master/x/y.py)"
     assert colab.with_project_links(elsewhere) == elsewhere
