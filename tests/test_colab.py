@@ -293,7 +293,7 @@ def test_the_python_range_holds_colab_and_ci_runs_its_two_ends():
     older = f"3.{int(oldest.split('.')[1]) - 1}"
     assert older not in allowed, f"requires-python allows {older}, which CI does not run"
     assert sys.version_info >= (3, 11)  # the oldest allowed, so tomllib is there
-    # The whole README test command on the oldest; on the newest all of it but
+    # The whole test command (docs/testing.md) on the oldest; on the newest all of it but
     # the tests of the course's tooling (pyproject.toml's `tooling` marker), which
     # do not depend on the Python that runs pytest.
     lines = [line.strip() for line in ci.splitlines()]
