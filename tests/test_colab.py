@@ -76,7 +76,7 @@ def test_badges_and_cell_follow_the_repository_url():
     owner = REPOSITORY.removeprefix("https://github.com/")
     badge = colab.badge_cell_source("07_jacobians.ipynb", fork)
     assert owner not in cell + badge
-    assert "(https://colab.research.google.com/github/a-teacher/course/blob/main/notebooks/" \
+    assert f"(https://colab.research.google.com/github/a-teacher/course/blob/v{PROJECT['version']}/notebooks/" \
            "07_jacobians.ipynb)" in badge
     assert "(https://mybinder.org/v2/gh/a-teacher/course/HEAD?urlpath=lab/tree/notebooks/" \
            "07_jacobians.ipynb)" in badge

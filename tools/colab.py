@@ -42,7 +42,9 @@ NOTEBOOKS = ROOT / "notebooks"
 README = ROOT / "README.md"
 PYPROJECT = ROOT / "pyproject.toml"
 PINNED = ROOT / "RELEASE.sha256"  # the wheel the Colab cell installs (tools/release.py)
-# The branch the Colab badges open (Binder uses the repository's HEAD).
+# The branch the links to the repository's pages open. The Colab badges open the
+# notebooks of the release whose wheel the Colab cell installs (tag v<version>), so a
+# notebook never needs an engine newer than the one it installs; Binder builds HEAD.
 BRANCH = "main"
 BADGE_CELL_ID = "launch-badges"
 # The Colab cell's metadata: a form (Colab shows its #@title line and folds the code away)
@@ -142,9 +144,11 @@ def binder_url(repo, notebook=None):
            f"?urlpath=lab/tree/{path}"
 
 
-def colab_url(repo, notebook):
+def colab_url(repo, notebook, version=None):
+    """Colab opening `notebook` as released at tag v<version> (the pinned wheel's)."""
+    tag = f"v{version or pinned()[0]}"
     return f"https://colab.research.google.com/github/" \
-           f"{repo.removeprefix('https://github.com/')}/blob/{BRANCH}/notebooks/{notebook}"
+           f"{repo.removeprefix('https://github.com/')}/blob/{tag}/notebooks/{notebook}"
 
 
 def badges(notebook=None, pyproject=PYPROJECT):
