@@ -14,10 +14,13 @@ What a check's run part uses in a student's kernel too:
 
 - `plain(x)`: `x` as plain data, refusing look-alikes;
 - `Spy(cls, *names)` and `watch(fn)`: what the answer called, with what, and
-  what each call returned.
+  what each call returned;
+- `files_of(folder)` and `run_fresh(code, files)`: files the answer wrote, as
+  plain data, and a fresh Python process that has only them.
 
 This package sits above the rest of minitape (nothing else imports it); only
 `autograde.py` imports nbgrader.
 """
+from .files import files_of, run_fresh  # noqa: F401
 from .spies import Call, Spy, watch  # noqa: F401
 from .values import plain  # noqa: F401

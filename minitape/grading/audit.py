@@ -11,15 +11,19 @@ line of an answer runs) to the end of the process:
   listing, creating, renaming or removing anything outside that directory;
   so the course folder (`source/`, `release/`, `gradebook.db`) is closed;
 - starting processes (subprocess, os.system, exec, spawn, fork), sockets,
-  ctypes, mmap, signals to other processes, new threads, changed limits,
-  environment variables, pickle's class lookup, other audit hooks;
+  ctypes, mmap, signals, new threads, changed limits, environment
+  variables, pickle's class lookup, other audit hooks, new code or function
+  objects made by hand;
 - reading the interpreter's state: gc.get_objects/get_referrers/get_referents,
   sys._current_frames, and, when the answer's own code asks, sys._getframe,
   settrace, setprofile, sys.monitoring, a traceback's or generator's frame,
-  a function's `__code__`, and new code or function objects;
-- compile, exec and marshal.loads called by the answer's code (minitape's
-  compiler and Python's import system compile and load code for themselves,
-  and may).
+  a function's `__code__`;
+- compiling or running code, and marshal.loads, unless the caller is the
+  grader itself, minitape's compiler (`mt.function(jit_compile=True)`) or
+  `collections.namedtuple`, or a module is being imported (NumPy imports
+  some modules on first use, and their code may compile): a library that
+  evaluates a string it was given (typing's string annotations, say) would
+  run it outside the other layer.
 
 "The answer's code" is code compiled with a file name starting with
 `ANSWER`: the frame that made the call tells. The hook keeps every refusal
@@ -46,9 +50,12 @@ _REFUSED = (
     "nntplib.", "telnetlib.", "winreg.", "signal.", "os.setsid", "os.nice", "sqlite3.",
     "os.chdir", "os.fchdir")
 # Refused when the answer's own code is the caller.
-_ANSWER_ONLY = ("compile", "exec", "sys._getframe", "sys._getframemodulename", "sys.settrace",
-                "sys.setprofile", "sys.monitoring", "marshal.", "object.__getattr__",
-                "object.__setattr__", "object.__delattr__")
+_ANSWER_ONLY = ("sys._getframe", "sys._getframemodulename", "sys.settrace", "sys.setprofile",
+                "sys.monitoring", "object.__getattr__", "object.__setattr__",
+                "object.__delattr__")
+# Allowed only when the caller is one of these files (or Python's import system).
+_CODE_EVENTS = ("compile", "exec", "marshal.")
+_IMPORT_SYSTEM = "<frozen importlib"
 # Events that change or list files, and which argument holds the path.
 _PATH_EVENTS = {"os.listdir": 0, "os.scandir": 0, "os.chmod": 0,
                 "os.chown": 0, "os.mkdir": 0, "os.remove": 0, "os.rmdir": 0, "os.rename": 0,
@@ -58,8 +65,8 @@ _PATH_EVENTS = {"os.listdir": 0, "os.scandir": 0, "os.chmod": 0,
                 "shutil.copytree": 1, "shutil.move": 1, "shutil.rmtree": 0,
                 "shutil.make_archive": 0, "shutil.unpack_archive": 1}
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
-# A directory opened as a file descriptor would let a relative path escape these checks
-# (os.open(path, dir_fd=...) reports only the path).
+# A directory outside the process's own opened as a file descriptor would let a relative
+# path escape these checks (os.open(path, dir_fd=...) reports only the path).
 _DIRECTORY_FLAGS = os.O_DIRECTORY | getattr(os, "O_PATH", 0)
 
 
@@ -106,9 +113,12 @@ def _inside(path, roots):
 
 class Hook:
     """The audit hook. `writable` is the process's temporary directory
-    (realpath); `readable` the folders of `read_roots()`."""
+    (realpath); `readable` the folders of `read_roots()`; `compilers` the
+    files whose code may compile and run code (the grader's own and
+    minitape's compiler)."""
 
-    def __init__(self, writable, readable):
+    def __init__(self, writable, readable, compilers=()):
+        self.compilers = frozenset(compilers)
         self.writable = (writable,)
         self.readable = tuple(readable) + self.writable
         self.cwd = writable
@@ -117,12 +127,23 @@ class Hook:
         self._busy = False
         self._getframe = sys._getframe
 
-    def _caller_is_answer(self):
+    def _caller(self):
+        """The file name of the code that made the audited call."""
         try:
             frame = self._getframe(3)  # 0: this method, 1: _check, 2: __call__, 3: the caller
         except ValueError:
-            return False
-        return frame.f_code.co_filename.startswith(ANSWER)
+            return ""
+        return frame.f_code.co_filename
+
+    def _importing(self):
+        """Whether Python's import system is on the stack: a module being
+        imported (NumPy loads some on first use) compiles what it needs."""
+        frame = self._getframe(3)
+        while frame is not None:
+            if frame.f_code.co_filename.startswith(_IMPORT_SYSTEM):
+                return True
+            frame = frame.f_back
+        return False
 
     def _refuse(self, what):
         self.problems.append(what)
@@ -144,9 +165,10 @@ class Hook:
                 if path > 2:
                     self._refuse(f"open(fd {path})")
                 return
-            if isinstance(flags, int) and flags & _DIRECTORY_FLAGS:
-                self._refuse(f"open({path!r}) as a directory")
             full = _normal(path, self.cwd)
+            if isinstance(flags, int) and flags & _DIRECTORY_FLAGS and not _inside(
+                    full, self.writable):
+                self._refuse(f"open({path!r}) as a directory")
             writes = (isinstance(mode, str) and any(c in mode for c in "wax+")) or (
                 isinstance(flags, int) and flags & _WRITE_FLAGS)
             if not _inside(full, self.writable if writes else self.readable):
@@ -159,14 +181,18 @@ class Hook:
             if where is None and lists:
                 paths = [self.cwd]
             for path in paths:
-                if isinstance(path, int):
-                    self._refuse(f"{event}(fd {path})")
+                if isinstance(path, int):  # a descriptor: it came through the open check
+                    continue
                 if not _inside(_normal(path, self.cwd), self.readable if lists else self.writable):
                     self._refuse(f"{event}({path!r})")
         elif event.startswith(_REFUSED):
             self._refuse(event)
-        elif event.startswith(_ANSWER_ONLY) and self._caller_is_answer():
+        elif event.startswith(_ANSWER_ONLY) and self._caller().startswith(ANSWER):
             self._refuse(event)
+        elif event.startswith(_CODE_EVENTS):
+            caller = self._caller()
+            if caller not in self.compilers and not self._importing():
+                self._refuse(f"{event} (called from {caller})")
         elif event == "object.__setattr__" and args[1] == "__class__":
             self._refuse("changing an object's __class__")
         elif event == "import" and args[0].split(".")[0] in (

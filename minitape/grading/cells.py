@@ -87,7 +87,7 @@ def load(path):
 def split_parts(text, check_id="check"):
     """The three parts of a check cell's text, or NotebookError naming what is
     wrong with its form."""
-    lines = text.split("\n")
+    lines = text.splitlines(keepends=True)
     starts, hidden = [], False
     for number, line in enumerate(lines, start=1):
         if BEGIN_HIDDEN in line:
@@ -108,7 +108,8 @@ def split_parts(text, check_id="check"):
     parts = {}
     for k, (name, number) in enumerate(starts):
         end = starts[k + 1][1] - 1 if k + 1 < len(starts) else len(lines)
-        parts[name] = Part(name, "\n".join(lines[number - 1:end]) + "\n", number)
+        body = "".join(lines[number - 1:end])
+        parts[name] = Part(name, body if body.endswith("\n") else body + "\n", number)
     return parts
 
 

@@ -25,6 +25,7 @@ stays in `main`'s frame, which answer code cannot read (frames are closed to
 it), so the parent can tell a report from anything an answer wrote.
 """
 import builtins
+import collections
 import hashlib
 import json
 import linecache
@@ -32,6 +33,7 @@ import os
 import sys
 import traceback
 
+from .. import compiler
 from . import audit, cells, restricted, values
 
 _LIMIT = 4000  # characters of a message or of printed output kept in a report
@@ -91,25 +93,17 @@ def _copy(names, source, *targets):
                 target[name] = source[name]
 
 
-def run_answer(job, hook, guard):
-    """The answer process's work; returns its report (a dict)."""
-    context = {"__name__": "__main__", "__builtins__": builtins}
-    answer = {"__name__": "answer", "__builtins__": guard.builtins_for()}
-    check = {"__name__": "__main__", "__builtins__": builtins}
-    exec(compile(job["prelude"], "<prelude>", "exec"), context)
-    _copy(cells.bound_names(job["prelude"]), context, answer, check)
+def _compiled(job):
+    """Every step's code, compiled before anything runs (and so before the hook
+    is armed): [("context", code, text) or ("answer", code, exports)], or a
+    report when an answer is refused."""
+    codes = []
     for step in job["steps"]:
         if step[0] == "context":
             _, index, text = step
             filename = f"<context cell {index}>"
             _register(filename, text)
-            try:
-                exec(compile(text, filename, "exec"), context)
-            except BaseException as error:
-                return _error(error, "context")
-            names = cells.bound_names(text)
-            _copy(names, context, answer, check)
-            guard.classes.update(context[n] for n in names if isinstance(context.get(n), type))
+            codes.append(("context", compile(text, filename, "exec"), text))
             continue
         _, grade_id, text, exports = step
         filename = f"<answer {grade_id}>"
@@ -118,18 +112,38 @@ def run_answer(job, hook, guard):
         except restricted.Refused as refused:
             return {"status": "refused", "message": f"{grade_id}: {refused}"}
         _register(filename, text)
+        codes.append(("answer", code, exports))
+    return codes + [("inputs", _part_code(job, "inputs"), None),
+                    ("run", _part_code(job, "run"), None)]
+
+
+def run_answer(job, hook, guard):
+    """The answer process's work; returns its report (a dict)."""
+    context = {"__name__": "__main__", "__builtins__": builtins}
+    answer = {"__name__": "answer", "__builtins__": guard.builtins_for()}
+    check = {"__name__": "__main__", "__builtins__": builtins}
+    exec(compile(job["prelude"], "<prelude>", "exec"), context)
+    _copy(cells.bound_names(job["prelude"]), context, answer, check)
+    codes = _compiled(job)
+    if isinstance(codes, dict):
+        return codes
+    for kind, code, extra in codes:
+        if kind == "context":
+            try:
+                exec(code, context)
+            except BaseException as error:
+                return _error(error, "context")
+            names = cells.bound_names(extra)
+            _copy(names, context, answer, check)
+            guard.classes.update(context[n] for n in names if isinstance(context.get(n), type))
+            continue
         hook.armed = True  # from the answer's first line to the end of the process
         try:
-            exec(code, answer)
+            exec(code, answer if kind == "answer" else check)
         except BaseException as error:
-            return _error(error, "answer")
-        _copy(exports, answer, context, check)
-    hook.armed = True
-    for part in ("inputs", "run"):
-        try:
-            exec(_part_code(job, part), check)
-        except BaseException as error:
-            return _error(error, part)
+            return _error(error, kind)
+        if kind == "answer":
+            _copy(extra, answer, context, check)
     if "got" not in check:
         return {"status": "error", "stage": "run", "ename": "NameError",
                 "evalue": "the run part did not define `got`", "lines": []}
@@ -195,7 +209,8 @@ def main():
         _preload()
         if job["role"] == "answer":
             guard = restricted.Guard()
-            hook = audit.Hook(os.path.realpath(os.getcwd()), audit.read_roots())
+            hook = audit.Hook(os.path.realpath(os.getcwd()), audit.read_roots(),
+                              compilers={__file__, compiler.__file__, collections.__file__})
             sys.addaudithook(hook)
             report = run_answer(job, hook, guard)
             problems = guard.problems + hook.problems  # even those the answer caught

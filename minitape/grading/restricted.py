@@ -36,8 +36,7 @@ import types
 IMPORTS = ("numpy", "numpy.linalg", "numpy.random", "numpy.testing", "numpy.fft",
            "minitape", "minitape.math", "minitape.linalg", "minitape.nn", "minitape.random",
            "minitape.autodiff", "minitape.saved_model", "minitape.layers", "minitape.test",
-           "math", "cmath", "itertools", "functools", "collections", "collections.abc",
-           "typing")
+           "math", "cmath", "itertools", "functools", "collections", "collections.abc")
 # Objects from these modules are out of an answer's reach, whatever the path to them.
 DENIED = frozenset({
     "os", "posix", "nt", "sys", "subprocess", "_posixsubprocess", "ctypes", "_ctypes", "gc",
@@ -45,8 +44,9 @@ DENIED = frozenset({
     "codeop", "runpy", "socket", "_socket", "ssl", "threading", "_thread", "signal", "_signal",
     "resource", "atexit", "pty", "linecache", "traceback", "faulthandler", "tracemalloc",
     "sysconfig", "site", "zipimport", "pkgutil", "shutil", "multiprocessing", "concurrent",
-    "asyncio", "unittest", "operator", "_operator", "io", "_io", "weakref", "_weakref", "mmap", "select", "selectors", "tempfile", "pathlib", "glob", "fnmatch",
-    "minitape.grading"})
+    "asyncio", "unittest", "typing", "dataclasses", "enum", "abc", "operator", "_operator",
+    "io", "_io", "weakref", "_weakref", "mmap", "select", "selectors", "tempfile", "pathlib",
+    "glob", "fnmatch", "minitape.grading"})
 FORBIDDEN_NAMES = frozenset({
     "getattr", "setattr", "delattr", "vars", "globals", "locals", "eval", "exec", "compile",
     "open", "breakpoint", "input", "help", "dir", "memoryview", "type", "exit", "quit",

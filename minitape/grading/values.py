@@ -113,7 +113,9 @@ def _from_json(x):
     if "tuple" in x:
         return tuple(_from_json(item) for item in x["tuple"])
     if "dict" in x:
-        return {str(key): _from_json(value) for key, value in x["dict"]}
+        if any(type(key) is not str for key, _ in x["dict"]):
+            raise ValueError("a dict key that is not a str")
+        return {key: _from_json(value) for key, value in x["dict"]}
     raise ValueError(f"not an encoded value: {x!r:.80}")
 
 
