@@ -170,8 +170,8 @@ def test_rewritten_answers_read_write_and_augment_attributes_as_python_does():
     ("m = np.core", "module numpy.core"),
     ("m = np.lib.npyio", "module numpy.lib"),
     ("m = mt.registry", "module minitape.registry"),
-    ("m = mt.test.builtins", "module builtins"),
-    ("m = mt.test.unittest", "module unittest"),
+    ("m = mt.test.warnings", "module warnings"),
+    ("m = mt.test.nest", "module minitape.nest"),
     ("m = np.ctypeslib", "module numpy.ctypeslib"),
     ("mt.GradientTape.gradient = None", "of GradientTape"),
     ("np.testing.assert_allclose = None", "of numpy.testing"),
@@ -382,9 +382,15 @@ def test_a_right_answer_gets_the_points_and_a_wrong_one_the_judges_message():
     assert blank.message.startswith("NotImplementedError") and "answer ex1-solution" in blank.message
 
 
-def test_the_answer_process_never_sees_the_judge_part():
+def test_the_answer_process_never_sees_the_judge_part(monkeypatch):
+    jobs, run = [], runner.run_process
+    monkeypatch.setattr(runner, "run_process", lambda job, limits: jobs.append(job) or run(
+        job, limits))
     grade = _grade("def double(x):\n    return 2 * x\n")
-    assert "judge" not in grade.stages["answer"] and grade.stages["judge"]["status"] == "passed"
+    answer_job, judge_job = jobs
+    assert "double(3.0) gave" not in json.dumps(answer_job) and "judge" not in answer_job["parts"]
+    assert "def double" not in json.dumps(judge_job) and "run" not in judge_job["parts"]
+    assert grade.stages["judge"]["status"] == "passed"
     sneaky = CHECK.replace('got = {"y": double(x)}', 'got = {"y": double(x), "seen": '
                            '[k for k in globals() if not k.startswith("_")]}')
     grade = _grade("def double(x):\n    return 2 * x\n", sneaky)

@@ -36,8 +36,12 @@ def _check(args):
 
 
 def _config(args):
-    from .autograde import write_config
-    print(f"wrote {write_config(args.course_dir)}")
+    from .autograde import write_config  # nbgrader: the `teach` extra
+    try:
+        print(f"wrote {write_config(args.course_dir)}")
+    except FileExistsError as exists:
+        print(exists)
+        return 1
     return 0
 
 

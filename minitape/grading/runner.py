@@ -140,13 +140,14 @@ def grade(exercise, answers, limits=None):
         steps.append(["answer", grade_id, text, exercise.exports[grade_id]])
     parts = {name: [part.text, part.first_line] for name, part in exercise.parts.items()}
     job = {"role": "answer", "check_id": exercise.check_id, "prelude": cells.PRELUDE,
-           "steps": steps, "parts": parts}
+           "steps": steps, "parts": {k: parts[k] for k in ("inputs", "run")}}  # no judge
     stages["answer"] = report = run_process(job, limits)
     if report["status"] != "ok":
         return Grade(exercise.check_id, 0.0, exercise.points, False, describe(report),
                      stages=stages)
     judge_job = dict(job, role="judge", got=report["got"],
-                     steps=[s for s in steps if s[0] == "context"])
+                     steps=[s for s in steps if s[0] == "context"],
+                     parts={k: parts[k] for k in ("inputs", "judge")})  # no answer
     stages["judge"] = verdict = run_process(judge_job, limits)
     if verdict["status"] != "passed":
         return Grade(exercise.check_id, 0.0, exercise.points, False, describe(verdict),
