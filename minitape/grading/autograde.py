@@ -68,7 +68,10 @@ class FreshProcessGrading(NbGraderPreprocessor):
 
     def preprocess(self, nb, resources):
         path = self._source_notebook(resources)
-        source = cells.load(path)
+        try:
+            source = cells.load(path)
+        except OSError as error:
+            raise RuntimeError(f"grading needs the instructor's notebook, {path}: {error}") from None
         answers = cells.answers_of(nb)
         limits = runner.Limits(seconds=self.timeout, cpu_seconds=self.cpu_seconds,
                                memory_bytes=self.memory_mb * 2**20)
