@@ -206,6 +206,10 @@ def main():
     sys.stdout = sys.stderr = sink
     try:
         audit.limit_resources(job["cpu_seconds"], job["memory_bytes"])
+        # A module first imported while the answer runs (NumPy loads some on first use)
+        # must not try to write its .pyc: the hook refuses writes outside the answer's
+        # folder, and a right answer would be refused where no .pyc was compiled yet.
+        sys.dont_write_bytecode = True
         _preload()
         if job["role"] == "answer":
             guard = restricted.Guard()
