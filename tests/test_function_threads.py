@@ -3,6 +3,7 @@
 TensorFlow's tracing never changes a variable, its assignments are atomic, and
 a function traces (and XLA compiles) once for what one trace serves, whichever
 thread calls first."""
+import importlib
 import sys
 import threading
 
@@ -11,6 +12,7 @@ import pytest
 
 import minitape as mt
 
+function_module = importlib.import_module("minitape.function")  # (mt.function is the decorator)
 
 
 @pytest.fixture
@@ -96,3 +98,48 @@ def test_a_trace_that_assigns_sees_its_own_values_and_leaves_the_variable():
     np.testing.assert_array_equal(middle.numpy(), [2.0, 3.0])
     np.testing.assert_array_equal(after.numpy(), [20.0, 30.0])
     np.testing.assert_array_equal(v.numpy(), [20.0, 30.0])
+
+
+def test_a_compiled_function_of_unknown_sizes_traces_and_compiles_once_per_shape(
+        monkeypatch):
+    # TensorFlow traces a jit_compile function with an input_signature of unknown
+    # sizes once, whichever threads call it; here each shape also gets its one
+    # program. A compilation that takes a while (as a first one does) let two
+    # threads both compile, and both trace the signature's one trace.
+    compiler = pytest.importorskip("minitape.compiler")
+    made, traced = [], []
+    compile_graph = compiler.compile_graph
+
+    def slow_compile(*args, **kwargs):
+        made.append(1)
+        threading.Event().wait(0.02)  # the other thread runs meanwhile
+        return compile_graph(*args, **kwargs)
+
+    monkeypatch.setattr(compiler, "compile_graph", slow_compile)
+    trace = function_module.Function._polymorphic_trace
+
+    def slow_trace(self):
+        traced.append(1)
+        threading.Event().wait(0.02)
+        return trace(self)
+
+    monkeypatch.setattr(function_module.Function, "_polymorphic_trace", slow_trace)
+
+    @mt.function(jit_compile=True, input_signature=[mt.TensorSpec([None])])
+    def f(x):
+        return mt.reduce_sum(x * x)
+
+    sizes = [3, 4, 5] * 4
+    results = {}
+
+    def calls(name):
+        def run():
+            if name == "b":
+                f.get_concrete_function()
+            results[name] = [float(f(mt.constant(np.ones(n, np.float32)))) for n in sizes]
+        return run
+
+    run_threads(calls("a"), calls("b"))
+    assert results["a"] == results["b"] == [float(n) for n in sizes]
+    assert len(traced) == 1 and f.experimental_get_tracing_count() == 1
+    assert len(made) == 3  # one program per shape
