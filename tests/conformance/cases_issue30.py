@@ -1,5 +1,7 @@
 """Issue 30: what TensorFlow's own unit tests still found (wrong numbers,
 refusals, error kinds), each program run under TensorFlow 2.21 and minitape."""
+import numpy as np
+
 from .probes import probe
 
 
@@ -34,3 +36,92 @@ def case_tape_inside_accumulator_does_not_record_tangents(m):
 def case_tape_outside_accumulator_records_tangents(m):
     # testBackwardOverForward: -0.1 * cos(1)
     return _tape_and_accumulator(m, accumulator_outside=False)
+
+
+# --- mt.test.compute_gradient: TensorFlow's gradient_checker_v2_test ---------------
+
+def _random_complex(shape, dtype):
+    rng = np.random.default_rng(3)
+    return (rng.random(shape) + 1j * rng.random(shape)).astype(dtype)
+
+
+def case_compute_gradient_complex_mul(m):
+    # testComplexMul: a complex number is two real ones, [[5, -7], [7, 5]].
+    c = m.constant(5 + 7j, dtype=m.complex64)
+    x = m.constant(_random_complex((), np.complex64))
+    return m.test.compute_gradient(lambda x: c * x, [x])
+
+
+case_compute_gradient_complex_mul.atol = 1e-3  # (the numerical Jacobian, in float32)
+
+
+def case_compute_gradient_complex_conj(m):
+    # testComplexConj: [[1, 0], [0, -1]] per element.
+    x = m.constant(_random_complex((2,), np.complex64))
+    return m.test.compute_gradient(lambda x: m.math.conj(x), [x])
+
+
+def case_compute_gradient_complex_to_real_and_back(m):
+    z = m.constant(np.array([3 + 4j, -1 + 2j]))
+    x = m.constant([0.5, -1.5], dtype=m.float64)
+    delta = 1.0 / 1024  # TensorFlow's step for every dtype
+    return (m.test.compute_gradient(lambda z: m.abs(z) * m.math.real(z), [z], delta=delta),
+            m.test.compute_gradient(lambda x: m.complex(x * x, 2.0 * x), [x], delta=delta))
+
+
+case_compute_gradient_complex_to_real_and_back.atol = 1e-9
+
+
+def case_compute_gradient_empty_succeeds(m):
+    # testEmptySucceeds and testEmptyMatMul: (0, 0) and (0, 12) Jacobians.
+    x = m.constant(np.ones((0, 3)), dtype=m.float32)
+    y = m.constant(np.ones((3, 4)), dtype=m.float32)
+    return (m.test.compute_gradient(lambda x: m.identity(x), [x]),
+            m.test.compute_gradient(lambda x, y: m.matmul(x, y), [x, y]))
+
+
+def case_compute_gradient_empty_with_a_wrong_gradient(m):
+    # testEmptyFails: ValueError, "Empty gradient has wrong shape".
+    @m.custom_gradient
+    def id_bad_grad(x):
+        return m.identity(x), lambda dy: m.transpose(dy)
+
+    x = m.constant(np.ones((0, 3)), dtype=m.float32)
+    return m.test.compute_gradient(id_bad_grad, [x])
+
+
+case_compute_gradient_empty_with_a_wrong_gradient.error_only = True
+
+
+def case_compute_gradient_empty_result_with_a_nonzero_gradient(m):
+    # ValueError, "Empty tensor with nonzero gradients".
+    @m.custom_gradient
+    def id_ones_grad(x):
+        return m.identity(x), lambda dy: m.ones_like(x)
+
+    return m.test.compute_gradient(lambda x: id_ones_grad(x)[:0], [m.constant([1.0, 2.0])])
+
+
+case_compute_gradient_empty_result_with_a_nonzero_gradient.error_only = True
+
+
+def case_compute_gradient_x_not_a_list(m):
+    # ValueError: "`x` must be a list or tuple of values convertible to a Tensor".
+    return m.test.compute_gradient(lambda x: x * 2.0, m.constant([1.0, 2.0]))
+
+
+case_compute_gradient_x_not_a_list.error_only = True
+
+
+def case_compute_gradient_of_a_gradient(m):
+    # testGradGrad: [[48]].
+    def f(x):
+        with m.GradientTape() as tape:
+            tape.watch(x)
+            z = m.square(m.square(x))
+        return tape.gradient(z, x)
+
+    return m.test.compute_gradient(f, [2.0])
+
+
+case_compute_gradient_of_a_gradient.atol = 1e-3
