@@ -85,15 +85,16 @@ class ForwardAccumulator:
                 raise ValueError(f"ForwardAccumulator: tangent {i} has shape {t.shape}, "
                                  f"but its primal has shape {p.shape}")
             if p._id in self._tangents:  # which of the two tangents would count?
-                raise ValueError(f"ForwardAccumulator: primal {i} ({p!r}) appears more "
-                                 "than once among the primals; give each tensor once")
+                raise ValueError(f"ForwardAccumulator: primal {i} ({p!r}) was specified as "
+                                 "a primal multiple times. This may indicate an error. If it "
+                                 "was intended, please sum the corresponding tangents.")
             self._tangents[p._id] = t
             self._producer[p._id] = None
             self._primals.append(p)
 
     def __enter__(self):
         if any(r is self for r in state.tapes):
-            raise RuntimeError("ForwardAccumulator: this accumulator is already active")
+            raise ValueError("ForwardAccumulator: Accumulator is already recording.")
         state.tapes.append(self)
         return self
 

@@ -125,3 +125,92 @@ def case_compute_gradient_of_a_gradient(m):
 
 
 case_compute_gradient_of_a_gradient.atol = 1e-3
+
+
+# --- errors of TensorFlow's kind, with its words -------------------------------------
+
+def case_reenter_an_active_accumulator(m):
+    # ValueError "Accumulator is already recording." (minitape: RuntimeError)
+    x = m.constant(1.0)
+    with m.autodiff.ForwardAccumulator(x, m.constant(1.0)) as acc:
+        with acc:
+            pass
+
+
+case_reenter_an_active_accumulator.error_only = True
+
+
+def case_reenter_a_recording_tape(m):
+    # ValueError "Tape is still recording, ..." (minitape: RuntimeError)
+    tape = m.GradientTape()
+    with tape:
+        with tape:
+            pass
+
+
+case_reenter_a_recording_tape.error_only = True
+
+
+def _error_text(call):
+    try:
+        call()
+    except ValueError as e:
+        return str(e)
+    return "no error"
+
+
+def case_error_words(m):
+    """The words a student searches for, in each message (ValueError in both)."""
+    x = m.constant([[1.0, 2.0]])
+    y = m.constant([[1.0], [2.0]])
+    with m.GradientTape(persistent=True) as tape:
+        tape.watch([x, y])
+        z = x * 2.0
+
+    def accumulator(): return m.autodiff.ForwardAccumulator([x, x], [x, x])
+
+    def reenter():
+        with m.autodiff.ForwardAccumulator(x, x) as acc:
+            with acc:
+                pass
+
+    def reenter_tape():
+        with tape:
+            with tape:
+                pass
+
+    calls = {
+        "Unknown value for unconnected_gradients: 'zeros'":
+            lambda: tape.gradient(z, x, unconnected_gradients="zeros"),
+        "specified as a primal multiple times": accumulator,
+        "Accumulator is already recording": reenter,
+        "Tape is still recording": reenter_tape,
+        "Need first dimension of target shape": lambda: tape.batch_jacobian(z, y),
+    }
+    return {words: words in _error_text(call) for words, call in calls.items()}
+
+
+def case_unknown_unconnected_gradients_everywhere(m):
+    x = m.constant([1.0])
+    with m.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        y = x * 2.0
+    with m.autodiff.ForwardAccumulator(x, m.constant([1.0])) as acc:
+        z = x * 2.0
+    calls = [lambda: tape.gradient(y, x, unconnected_gradients="ZERO"),
+             lambda: tape.gradient(y, x, unconnected_gradients=None),
+             lambda: tape.jacobian(y, x, unconnected_gradients="foo"),
+             lambda: acc.jvp(z, unconnected_gradients="foo")]
+    return [_error_text(c) != "no error" for c in calls]
+
+
+def case_batch_jacobian_batch_sizes_differ(m):
+    a = m.constant(np.ones((2, 3), np.float32))
+    b = m.constant(np.ones((3, 3), np.float32))
+    with m.GradientTape() as tape:
+        tape.watch(b)
+        y = a * m.reduce_sum(b)
+    return tape.batch_jacobian(y, b)
+
+
+case_batch_jacobian_batch_sizes_differ.error_only = True
