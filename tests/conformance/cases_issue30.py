@@ -214,3 +214,26 @@ def case_batch_jacobian_batch_sizes_differ(m):
 
 
 case_batch_jacobian_batch_sizes_differ.error_only = True
+
+
+# --- one_hot's Python numbers take its dtype (dtype_hint) ----------------------------
+
+def case_one_hot_python_numbers_take_the_dtype(m):
+    return (m.one_hot([0, 2], 3, on_value=1.0, off_value=0.0, dtype=m.float64),
+            m.one_hot([0, 2], 3, on_value=1, off_value=0, dtype=m.float64),
+            m.one_hot([0, 2], 3, on_value=1.5, off_value=0.0, dtype=m.float16),
+            m.one_hot([0, 2], 3, on_value=1.0, off_value=0.0))
+
+
+def case_one_hot_a_tensor_of_another_dtype(m):
+    return m.one_hot([0], 2, on_value=m.constant(1.0), off_value=0.0, dtype=m.float64)
+
+
+case_one_hot_a_tensor_of_another_dtype.error_only = True
+
+
+def case_one_hot_a_fraction_for_an_integer_dtype(m):
+    return m.one_hot([0], 2, on_value=1.5, off_value=0.0, dtype=m.int32)
+
+
+case_one_hot_a_fraction_for_an_integer_dtype.error_only = True
