@@ -237,3 +237,34 @@ def case_one_hot_a_fraction_for_an_integer_dtype(m):
 
 
 case_one_hot_a_fraction_for_an_integer_dtype.error_only = True
+
+
+# --- pad and reshape refuse what TensorFlow refuses ----------------------------------
+
+def case_pad_unknown_mode(m):
+    # ValueError naming `mode` ("expected to be one of CONSTANT, REFLECT, SYMMETRIC")
+    return m.pad(m.constant([[1.0, 2.0]]), [[1, 1], [0, 0]], mode="wrap")
+
+
+case_pad_unknown_mode.error_only = True
+
+
+def case_pad_modes_in_any_case(m):
+    x = m.constant([[1.0, 2.0], [3.0, 4.0]])
+    return (m.pad(x, [[1, 1], [0, 0]], mode="reflect"),
+            m.pad(x, [[1, 1], [0, 1]], mode="Symmetric"))
+
+
+def case_pad_paddings_of_the_wrong_shape(m):
+    return m.pad(m.constant([[1.0, 2.0]]), [[1, 1]])
+
+
+case_pad_paddings_of_the_wrong_shape.error_only = True
+
+
+def case_reshape_to_too_many_dimensions(m):
+    # "too many dimensions: must be < 254, but received 300"
+    return m.reshape(m.constant(1.0), [1] * 300)
+
+
+case_reshape_to_too_many_dimensions.error_only = True
