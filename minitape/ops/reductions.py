@@ -7,17 +7,16 @@ rule reduces the tangent the same way, over the same axes shifted past the
 tangent's batch dims (`reduced_axes`). reduce_sum itself lives in
 `broadcasting.py`: it and broadcast_to are each other's gradient.
 """
-import math
 
 import numpy as np
 
 from ..arguments import one_axis
 from ..registry import RegisterGradient, RegisterJVP
 from .broadcasting import reduce_sum, reduction, reduced_axes, reshape, spread  # noqa: F401
-from .core import (attr_bool, constant_like, emit, float_input, matrix_shape, normalize_axes,
-                   replay)
+from .core import (constant_like, float_input, normalize_axes)
 from .complex import conj
 from .elementwise import abs, cast, equal, pow, real_input, sqrt, square, where
+from .decompositions import spectral_norm
 from .shapes import transpose
 
 
@@ -188,68 +187,3 @@ def _matrix_norm(x, ord, axes):
         return reduce_max(reduce_sum(abs(x), axis=c, keepdims=True), axis=axes)
     rest = [i for i in range(x.ndim) if i not in axes]
     return spectral_norm(transpose(x, rest + [r, c]))
-
-
-def spectral_norm(a):
-    """The largest singular value of each matrix in the last two axes."""
-    value = np.linalg.svd(a._value, compute_uv=False)[..., 0]
-    return emit("SpectralNorm", value.astype(a._value.real.dtype), (a,))
-
-
-def _spectral_direction(a, conjugate=False):
-    """u1 v1^H (its conjugate if asked) for the top singular pair of each
-    matrix: the gradient of the spectral norm (TensorFlow's convention for
-    complex inputs, as grad * x / |x| for abs)."""
-    u, _, vh = np.linalg.svd(a._value)
-    value = u[..., :, :1] @ vh[..., :1, :]
-    return emit("SpectralNormDirection", np.conj(value) if conjugate else value, (a,),
-                {"conjugate": bool(conjugate)})
-
-
-@RegisterGradient("SpectralNorm", batch_safe=True)
-def _spectral_norm_grad(op, grad):
-    """d sigma_1 = Re(u1^H dA v1), so dA = grad * u1 v1^H (Giles 2008; TF's
-    _SvdGrad with compute_uv=False). Defined where sigma_1 is a simple
-    singular value; its own derivative needs the singular vectors' (below)."""
-    a = op.inputs[0]
-    g = reshape(grad, grad.shape + (1, 1))
-    if a.dtype.kind == "c":
-        g = cast(g, a.dtype)
-    return g * _spectral_direction(a)
-
-
-@RegisterJVP("SpectralNorm", batch_safe=True)
-def _spectral_norm_jvp(op, t):
-    """d sigma_1 = Re(sum(conj(u1 v1^H) * dA))."""
-    a = op.inputs[0]
-    d = reduce_sum(_spectral_direction(a, conjugate=True) * t, axis=[-2, -1])
-    return cast(d, op.outputs[0].dtype) if a.dtype.kind == "c" else d
-
-
-@RegisterGradient("SpectralNormDirection")
-def _spectral_direction_grad(op, grad):
-    raise NotImplementedError(
-        "norm: the second derivative of the spectral norm (ord=2 over two axes) needs "
-        "the derivative of singular vectors (an SVD gradient), which minitape's ops do not "
-        f"have yet (matrix of shape {op.inputs[0].shape})")
-
-
-RegisterJVP("SpectralNormDirection")(_spectral_direction_grad)
-
-def _spectral_shape(shapes, attrs, declared):
-    """sigma_1 of each matrix, through an SVD: about 10 m n max(m, n) operations."""
-    batch, m, n = matrix_shape(shapes[0])
-    return (batch,), 10 * math.prod(batch) * m * n * max(m, n, 1)
-
-
-def _spectral_direction_shape(shapes, attrs, declared):
-    attr_bool(attrs, "conjugate")
-    return (shapes[0],), _spectral_shape(shapes, attrs, declared)[1]
-
-
-replay("SpectralNorm", lambda xs, attrs, out_shapes: spectral_norm(xs[0]),
-       shape=_spectral_shape)
-replay("SpectralNormDirection",
-       lambda xs, attrs, out_shapes: _spectral_direction(xs[0], attrs["conjugate"]),
-       attrs_of=lambda op: {"conjugate": op.attrs["conjugate"]},
-       shape=_spectral_direction_shape)

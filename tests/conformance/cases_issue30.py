@@ -268,3 +268,82 @@ def case_reshape_to_too_many_dimensions(m):
 
 
 case_reshape_to_too_many_dimensions.error_only = True
+
+
+# --- the spectral norm's second derivative; complex eigh, eigvalsh and svd -----------
+
+def case_spectral_norm_to_second_order(m):
+    # (minitape raised NotImplementedError: "needs an SVD gradient")
+    return (probe(m, lambda a: m.norm(a, ord=2, axis=[0, 1]), [[1.0, 2.0], [3.0, 4.0]]),
+            probe(m, lambda a: m.norm(a, ord=2, axis=[1, 2]),
+                  [[[1.0, -2.0, 0.5], [3.0, 0.5, 1.0]], [[2.0, 0.0, 1.0], [0.5, 1.0, -1.0]]],
+                  parts=("value", "grad", "grad2", "jvp")))
+
+
+case_spectral_norm_to_second_order.ulps = 64
+
+_DTYPES = {"float32": "complex64", "float64": "complex128"}
+
+
+def _hermitian(m, x, y):
+    """A Hermitian matrix with distinct eigenvalues, from real parts x and y."""
+    z = m.complex(x + m.transpose(x), y - m.transpose(y))
+    return z + m.cast(m.constant(np.diag([0.0, 2.0, 4.0])), z.dtype)
+
+
+def _phase_free(m, v, weights, u=None):
+    """Real numbers from u diag(w) v^H (free of the columns' phases)."""
+    u = v if u is None else u
+    y = m.matmul(u * m.cast(m.constant(weights), v.dtype), v, adjoint_b=True)
+    return m.concat([m.reshape(m.math.real(y), [-1]), m.reshape(m.math.imag(y), [-1])], 0)
+
+
+X3 = [[0.3, -0.2, 0.5], [0.1, 0.4, -0.3], [0.2, 0.6, -0.1]]
+Y3 = [[0.1, 0.5, -0.2], [-0.4, 0.2, 0.3], [0.6, -0.1, 0.2]]
+
+
+def case_complex_eigh_and_eigvalsh(m):
+    # (minitape raised TypeError: "only float32 and float64")
+    def f(x, y):
+        e, v = m.linalg.eigh(_hermitian(m, x, y))
+        return m.concat([m.math.real(e), _phase_free(m, v, [1.0, -2.0, 0.5]),
+                         m.math.real(m.linalg.eigvalsh(_hermitian(m, x, y)))], 0)
+    return probe(m, f, X3, Y3, parts=("value", "grad", "grad2", "jacobian", "jvp")), \
+        m.linalg.eigh(m.constant(np.eye(2) * (1 + 0j)))[0].dtype
+
+
+case_complex_eigh_and_eigvalsh.ulps = 4096  # float32 eigenvectors
+
+
+def case_complex_svd_values(m):
+    def f(x, y):
+        return m.linalg.svd(m.complex(x, y), compute_uv=False)
+    return probe(m, f, X3[:2], Y3[:2], parts=("value", "grad", "grad2", "jacobian", "jvp"))
+
+
+case_complex_svd_values.ulps = 256
+
+
+def case_complex_svd_vectors_first_order(m):
+    def f(x, y):
+        s, u, v = m.linalg.svd(m.complex(x, y))
+        return m.concat([s, _phase_free(m, v, [1.0, -2.0], u), _phase_free(m, u, [1.0, 0.5])], 0)
+    return (probe(m, f, X3[:2], Y3[:2], parts=("value", "grad", "jacobian", "jvp")),
+            probe(m, f, np.transpose(X3[:2]), np.transpose(Y3[:2]), parts=("value", "grad")),
+            probe(m, lambda x, y: m.norm(m.complex(x, y), ord=2, axis=[0, 1]), X3[:2], Y3[:2],
+                  parts=("value", "grad", "jvp")))
+
+
+case_complex_svd_vectors_first_order.ulps = 4096
+
+
+def case_complex_svd_vectors_second_order(m):
+    def f(x, y):
+        _, u, v = m.linalg.svd(m.complex(x, y))
+        return _phase_free(m, v, [1.0, -2.0], u)
+    return probe(m, f, X3[:2], Y3[:2], dtypes=("float64",), parts=("grad2",))
+
+
+case_complex_svd_vectors_second_order.differs = (
+    "second derivatives through the singular vectors of a complex matrix (`svd`'s `u` and "
+    "`v`, the spectral norm `norm(z, ord=2, axis=[0, 1])` of a complex `z`)")
