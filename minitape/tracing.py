@@ -380,7 +380,7 @@ class Tracer:
                 return None
             if isinstance(x, TensorLike):
                 return ref(x)
-            if isinstance(x, (bool, int, float, complex, np.ndarray, np.generic)):
+            if isinstance(x, (bool, int, float, complex, str, bytes, np.ndarray, np.generic)):
                 return Ref("c", frozen(convert_to_tensor(x)._value))
             raise TypeError(f"mt.function {self.name} returned a {type(x).__name__} "
                             f"({x!r}); a function may return tensors, variables, numbers "

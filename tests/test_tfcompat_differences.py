@@ -58,6 +58,7 @@ ROWS = [
     "float32 gradients of products that overflow or underflow on the way",
     "a Python list as an index, `x[[0, 2]]`",
     "the numbers `mt.random` draws for a seed",
+    "the derivatives of an integer result (`argsort`, `top_k`'s indices, a `cast` to integers)",
     ("second derivatives through the singular vectors of a complex matrix (`svd`'s `u` and "
      "`v`, the spectral norm `norm(z, ord=2, axis=[0, 1])` of a complex `z`)"),
 ]
@@ -609,6 +610,41 @@ def test_float32_products_that_overflow_on_the_way_keep_their_true_gradients():
         e = gradient(mt.linalg.expm, [[100.0, 0.0], [0.0, -100.0]])
     assert np.isposinf(e[0]).all() and np.isposinf(e[1, 0])
     assert 0 < e[1, 1] < 1e-40  # exp(-100) and the rest: no NaN anywhere
+
+
+def test_a_branch_that_returns_a_constant_has_no_gradient_as_eagerly():
+    # TensorFlow's AutoGraph makes a cond: gradient and JVP 0 for x = -2.
+    def f(x):
+        if x > 0:
+            return x * x
+        return 0.0
+
+    x = mt.constant(-2.0)
+    for run in (f, mt.function(f)):
+        with mt.GradientTape() as tape:
+            tape.watch(x)
+            with mt.autodiff.ForwardAccumulator(x, mt.constant(1.0)) as acc:
+                y = mt.convert_to_tensor(run(x))
+        assert float(y) == 0.0 and tape.gradient(y, x) is None and acc.jvp(y) is None
+        assert float(acc.jvp(y, unconnected_gradients=mt.UnconnectedGradients.ZERO)) == 0.0
+
+
+def test_an_integer_result_has_no_derivative():
+    # TensorFlow: gradient zeros for argsort and top_k's indices, None for a
+    # cast; jacobian None; batch_jacobian int32 zeros.
+    x = mt.constant([3.0, 1.0, 2.0])
+    with mt.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        order, top = mt.argsort(x), mt.math.top_k(x, 2).indices
+        whole = mt.cast(x, mt.int32)
+    for y in (order, top, whole):
+        with pytest.warns(UserWarning, match="target 0 must be floating"):
+            assert tape.gradient(y, x) is None
+        with pytest.warns(UserWarning, match="target 0 must be floating"):
+            zeros = tape.gradient(y, x, unconnected_gradients=mt.UnconnectedGradients.ZERO)
+        np.testing.assert_array_equal(zeros.numpy(), [0.0, 0.0, 0.0])
+        with pytest.raises(TypeError, match="use mt.cast"):
+            tape.jacobian(y, x)
 
 
 def test_complex_singular_vectors_have_second_derivatives_of_finite_differences():

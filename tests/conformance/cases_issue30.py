@@ -347,3 +347,71 @@ def case_complex_svd_vectors_second_order(m):
 case_complex_svd_vectors_second_order.differs = (
     "second derivatives through the singular vectors of a complex matrix (`svd`'s `u` and "
     "`v`, the spectral norm `norm(z, ord=2, axis=[0, 1])` of a complex `z`)")
+
+
+# --- derivatives of integer results and of branches ----------------------------------
+
+def case_argsort_gradient(m):
+    x = m.constant([3.0, 1.0, 2.0])
+    with m.GradientTape() as tape:
+        tape.watch(x)
+        order = m.argsort(x)
+    return tape.gradient(order, x)
+
+
+case_argsort_gradient.differs = (
+    "the derivatives of an integer result (`argsort`, `top_k`'s indices, a `cast` to integers)")
+
+
+def case_argsort_gradient_unconnected_zero(m):
+    x = m.constant([3.0, 1.0, 2.0])
+    with m.GradientTape() as tape:
+        tape.watch(x)
+        order = m.argsort(x)
+        top = m.math.top_k(x, 2)
+    with m.autodiff.ForwardAccumulator(x, m.constant([1.0, 1.0, 1.0])) as acc:
+        again = m.argsort(x)
+    return (tape.gradient(order, x, unconnected_gradients=m.UnconnectedGradients.ZERO),
+            tape.gradient(top.values, x), acc.jvp(again))
+
+
+def case_integer_jacobian(m):
+    x = m.constant([3.0, 1.0, 2.0])
+    with m.GradientTape() as tape:
+        tape.watch(x)
+        order = m.argsort(x)
+    return tape.jacobian(order, x)
+
+
+case_integer_jacobian.differs = case_argsort_gradient.differs
+
+
+def _branch(m, x):
+    @m.function
+    def f(x):
+        if x > 0:
+            return x * x
+        return 0.0
+
+    with m.GradientTape() as tape:
+        tape.watch(x)
+        with m.autodiff.ForwardAccumulator(x, m.constant(1.0)) as acc:
+            y = f(x)
+    return y, tape.gradient(y, x), acc.jvp(y)
+
+
+def case_function_returning_a_number(m):
+    # TensorFlow's functions return tensors: tf.function(lambda: 1.0)() is one
+    x = m.constant(2.0)
+    with m.autodiff.ForwardAccumulator(x, m.constant(1.0)) as acc:
+        y = m.function(lambda x: 1.0)(x)
+    return (y, acc.jvp(y), m.function(lambda: 3)(), m.function(lambda x: (x, 2.0))(x),
+            m.function(lambda x: "text")(x), _branch(m, m.constant(2.0)))
+
+
+def case_function_branch_returning_a_number(m):
+    return _branch(m, m.constant(-2.0))
+
+
+case_function_branch_returning_a_number.differs = (
+    "Python `if`/`for` and `.numpy()` inside `mt.function`")
