@@ -415,3 +415,27 @@ def case_function_branch_returning_a_number(m):
 
 case_function_branch_returning_a_number.differs = (
     "Python `if`/`for` and `.numpy()` inside `mt.function`")
+
+
+# --- diag_part with a diagonal outside the matrix ------------------------------------
+# TensorFlow 2.21 refuses it ("lower_diag_index is out of bound"), for k = 3 or
+# k = -2 of a 2 x 3 matrix; NumPy (and tf.experimental.numpy.diagonal) give an
+# empty diagonal. minitape refuses it with TensorFlow.
+
+def case_diag_part_of_a_diagonal_outside_the_matrix(m):
+    return m.linalg.diag_part(m.constant(np.arange(6.0).reshape(2, 3)), k=3)
+
+
+case_diag_part_of_a_diagonal_outside_the_matrix.error_only = True
+
+
+def case_diag_part_below_the_matrix(m):
+    return m.linalg.diag_part(m.constant(np.arange(6.0).reshape(2, 3)), k=-2)
+
+
+case_diag_part_below_the_matrix.error_only = True
+
+
+def case_diag_part_at_the_edges(m):
+    x = m.constant(np.arange(6.0).reshape(2, 3))
+    return m.linalg.diag_part(x, k=2), m.linalg.diag_part(x, k=-1)
