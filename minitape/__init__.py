@@ -61,6 +61,9 @@ def __getattr__(name):
     `mt.layers`, `mt.Module`, ...), imported the first time they are used (PEP
     562: Python calls this for a name the package does not have yet)."""
     if name not in _LAZY:
+        if name in ("keras", "optimizers", "losses"):  # Keras: the error says what to write
+            raise _importlib.import_module(f"{__name__}.layers").beyond_the_guide(
+                "minitape", name)
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     module_name, attribute = _LAZY[name]
     module = _importlib.import_module(f"{__name__}.{module_name}")

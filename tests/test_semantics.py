@@ -100,7 +100,7 @@ def test_comparing_with_none():
     t = mt.constant([1.0, 2.0])
     assert (t == None) is False and (t != None) is True  # noqa: E711
     assert None not in [t, mt.constant(3.0)]
-    v = mt.Variable(1.0)  # TF raises ValueError here; see the README's table
+    v = mt.Variable(1.0)  # TF raises ValueError here; see docs/differences.md
     assert (v == None) is False and (v != None) is True  # noqa: E711
     np.testing.assert_array_equal((t == [1.0, 3.0]).numpy(), [True, False])
 

@@ -1,4 +1,4 @@
-"""The README's table "Where minitape differs from TensorFlow", checked row by row.
+"""The table "Where minitape differs from TensorFlow" (docs/differences.md), checked row by row.
 
 Each row of the table has a test here that shows minitape's side of it, and the
 first test makes sure the table and these tests list the same rows, so the
@@ -14,8 +14,8 @@ import pytest
 
 import minitape as mt
 
-README = pathlib.Path(__file__).resolve().parents[1] / "README.md"
-SECTION = "## Where minitape differs from TensorFlow"
+DIFFERENCES = pathlib.Path(__file__).resolve().parents[1] / "docs" / "differences.md"
+SECTION = "# Where minitape differs from TensorFlow"
 
 ROWS = [
     "registering a gradient for an op type twice",
@@ -65,9 +65,9 @@ ROWS = [
 
 
 def _table_rows():
-    text = README.read_text(encoding="utf-8")
+    text = DIFFERENCES.read_text(encoding="utf-8")
     parts = re.split(rf"^{re.escape(SECTION)}$", text, maxsplit=1, flags=re.M)
-    assert len(parts) == 2, f"README.md has no section {SECTION!r}"
+    assert len(parts) == 2, f"docs/differences.md has no section {SECTION!r}"
     rows = []
     for line in parts[1].splitlines():
         if line.startswith(("## ", "### ")):

@@ -1,4 +1,4 @@
-"""Every row of the README's "Where minitape differs from TensorFlow", measured.
+"""Every row of docs/differences.md, measured.
 
 Each case carries ``differs = "<the row's 'what' cell>"``: the harness requires the
 two results to DIFFER, and test_conformance checks that every row has a case. Where
