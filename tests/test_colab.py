@@ -307,7 +307,6 @@ def test_the_python_range_holds_colab_and_ci_runs_its_two_ends():
               if re.search(r"^(pytestmark = .*|@)pytest\.mark\.tooling|mark\.tooling[,\]]",
                            path.read_text(encoding="utf-8"), re.M)}
     assert marked == {"test_binder.py", "test_browser.py", "test_browser_explorers.py",
-                      "test_clean_clone.py", "test_colab_install.py",
-                      "test_exercise_shortcuts.py", "test_nbgrader.py",
+                      "test_clean_clone.py", "test_colab_install.py", "test_nbgrader.py",
                       "test_notebook_figures.py", "test_rebuild_notebooks.py",
                       "test_run_all_twice.py", "test_python_check.py"}  # not the engine
