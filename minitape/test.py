@@ -11,7 +11,7 @@ import warnings
 
 import numpy as np
 
-from . import nest
+from . import nest, ops
 from .jacobians import GradientTape
 from .tape import UnconnectedGradients
 from .tensor import constant, convert_to_tensor, float64
@@ -20,13 +20,19 @@ _ZERO = UnconnectedGradients.ZERO
 
 
 def compute_gradient(f, x, delta=None):
-    """Theoretical and numerical Jacobians of `f` at the tensors in the list `x`.
+    """Theoretical and numerical Jacobians of `f` at the values in the list `x`.
 
-    Returns `(theoretical, numerical)`, two lists with one 2-D NumPy array per
+    Returns `(theoretical, numerical)`, two tuples with one 2-D NumPy array per
     element of `x`, of shape `(y.size, x[i].size)` where `y = f(*x)`. Row r,
     column c is d y.flat[r] / d x[i].flat[c]. The theoretical Jacobians come
     from `GradientTape.jacobian`; the numerical ones from central differences
     (f(x + delta) - f(x - delta)) / (2 delta), one element of x at a time.
+
+    As in TensorFlow, a complex number counts as two real ones, its real and
+    imaginary parts, side by side: for `y = c * x` with `c = 5 + 7j`, both
+    Jacobians are [[5, -7], [7, 5]] (rows: Re y, Im y; columns: Re x, Im x).
+    The arrays have the real dtype of x[i]. When y is empty, the gradients
+    are still computed once, and must have x's shape and be zero (ValueError).
 
     `delta` defaults to 2**-20 (about 1e-6) for float64 inputs and 2**-10
     (about 1e-3) for float32 and smaller floats: powers of two, so the step is
@@ -35,32 +41,73 @@ def compute_gradient(f, x, delta=None):
         theoretical, numerical = mt.test.compute_gradient(mt.sin, [x])
         np.testing.assert_allclose(theoretical[0], numerical[0], atol=1e-6)
     """
-    xs = [convert_to_tensor(v) for v in (x if isinstance(x, (list, tuple)) else [x])]
-    with GradientTape() as tape:
+    if not isinstance(x, (list, tuple)):
+        raise ValueError("compute_gradient: `x` must be a list or tuple of values "
+                         "convertible to a Tensor (arguments to `f`), not a "
+                         f"{type(x).__name__}")
+    xs = [convert_to_tensor(v) for v in x]
+    with GradientTape(persistent=True) as tape:
         tape.watch(xs)
         y = convert_to_tensor(f(*xs))
-    jacobians = tape.jacobian(y, xs, unconnected_gradients=_ZERO)
-    theoretical = [j.numpy().reshape(y.size, v.size) for j, v in zip(jacobians, xs)]
-    numerical = []
+        parts = [ops.real(y), ops.imag(y)] if y.dtype.kind == "c" else [y]
+    if y.size == 0:
+        _check_empty(tape, y, xs)
+    rows = len(parts) * y.size
+    theoretical, numerical = [], []
     for i, v in enumerate(xs):
-        step = delta if delta is not None else (2.0**-20 if v.dtype == float64 else 2.0**-10)
-        columns = []
-        for c in range(v.size):
+        real = _real_dtype(v.dtype)
+        columns = v.size * (2 if v.dtype.kind == "c" else 1)
+        jacobians = [tape.jacobian(p, v, unconnected_gradients=_ZERO) for p in parts]
+        pairs = [_real_view(j.numpy().reshape(y.size, v.size)) for j in jacobians]
+        theoretical.append(np.stack(pairs, 1).reshape(rows, columns).astype(real))
+        step = delta if delta is not None else (2.0**-20 if real == float64 else 2.0**-10)
+        numeric = np.zeros((rows, columns), real)
+        for c in range(columns):
             plus, minus = _nudge(xs, i, c, step), _nudge(xs, i, c, -step)
-            y_plus = np.asarray(f(*plus), dtype=float64)
-            y_minus = np.asarray(f(*minus), dtype=float64)
-            taken = float(plus[i].numpy().flat[c]) - float(minus[i].numpy().flat[c])
-            columns.append(((y_plus - y_minus) / taken).reshape(-1))
-        numerical.append(np.array(columns, dtype=y.dtype).T.reshape(y.size, v.size))
-    return theoretical, numerical
+            taken = _real_view(plus[i].numpy()).reshape(-1)[c].astype(float64) - \
+                _real_view(minus[i].numpy()).reshape(-1)[c].astype(float64)
+            moved = _real_view(np.asarray(f(*plus))).astype(float64) - \
+                _real_view(np.asarray(f(*minus))).astype(float64)
+            numeric[:, c] = moved.reshape(-1) / taken
+        numerical.append(numeric)
+    return tuple(theoretical), tuple(numerical)
+
+
+def _real_dtype(dtype):
+    return np.zeros((), dtype).real.dtype
+
+
+def _real_view(array):
+    """A complex array as real numbers along its last axis (a scalar as a
+    vector), each real part followed by its imaginary part; a copy."""
+    array = np.array(array, ndmin=1)
+    return array.view(_real_dtype(array.dtype)) if array.dtype.kind == "c" else array
+
+
+def _check_empty(tape, y, xs):
+    """TensorFlow's check when f's result is empty: the gradients, computed
+    once anyway, have the inputs' shapes and are zero."""
+    upstream = constant(np.zeros(y.shape, y.dtype))
+    grads = tape.gradient(y, xs, output_gradients=upstream, unconnected_gradients=_ZERO)
+    for i, (v, g) in enumerate(zip(xs, grads)):
+        if g.shape != v.shape:
+            raise ValueError(f"compute_gradient: f's result is empty, and its gradient for "
+                             f"x[{i}] has the shape {g.shape}, not x[{i}]'s {v.shape} "
+                             "(Empty gradient has wrong shape)")
+        if np.any(g.numpy()):
+            raise ValueError(f"compute_gradient: f's result is empty, but its gradient for "
+                             f"x[{i}] (shape {v.shape}) is not zero (Empty tensor with "
+                             "nonzero gradients)")
 
 
 def _nudge(xs, i, c, step):
-    """A copy of the list `xs` with element c of tensor i moved by `step`."""
-    value = xs[i].numpy().astype(float64).reshape(-1)
-    value[c] += step
+    """A copy of the list `xs` with real number c of tensor i moved by `step`
+    (a complex element is two real numbers, its real and imaginary parts)."""
+    value = np.array(xs[i].numpy()).reshape(-1)
+    parts = value.view(_real_dtype(value.dtype))  # (the same numbers)
+    parts[c] = parts[c].astype(float64) + step
     moved = list(xs)
-    moved[i] = constant(value.astype(xs[i].dtype).reshape(xs[i].shape))
+    moved[i] = constant(value.reshape(xs[i].shape))
     return moved
 
 

@@ -211,3 +211,57 @@ def test_compute_gradient_catches_wrong_rule():
     theoretical, numerical = compute_gradient(wrong_square, [mt.constant(X)])
     np.testing.assert_allclose(theoretical[0], 1.5 * numerical[0], rtol=1e-6)
 
+
+def test_compute_gradient_treats_a_complex_number_as_two_real_ones():
+    # TensorFlow's gradient_checker_v2_test (testComplexMul, testComplexConj):
+    # rows Re y, Im y; columns Re x, Im x; arrays of x's real dtype (minitape
+    # gave complex (1, 1) Jacobians, and a numerical one that dropped Im x).
+    c = mt.constant(5 + 7j, dtype=mt.complex64)
+    theoretical, numerical = compute_gradient(lambda x: c * x, [mt.constant(1 + 2j, mt.complex64)])
+    assert isinstance(theoretical, tuple) and theoretical[0].dtype == np.float32
+    np.testing.assert_array_equal(theoretical[0], [[5, -7], [7, 5]])
+    np.testing.assert_allclose(numerical[0], [[5, -7], [7, 5]], rtol=1e-4)
+    z = mt.constant(np.array([1 + 2j, 3 - 1j]))
+    theoretical, numerical = compute_gradient(mt.math.conj, [z])
+    conj = np.kron(np.eye(2), [[1, 0], [0, -1]])
+    np.testing.assert_array_equal(theoretical[0], conj)
+    np.testing.assert_allclose(numerical[0], conj, rtol=1e-9)
+    # |z| of 3 + 4j: [[0.6, 0.8]]; a real x into a complex y: two rows per element.
+    theoretical, numerical = compute_gradient(mt.abs, [mt.constant(np.array([3 + 4j]))])
+    np.testing.assert_allclose(theoretical[0], [[0.6, 0.8]], rtol=1e-12)
+    np.testing.assert_allclose(numerical[0], [[0.6, 0.8]], rtol=1e-9)
+    x = mt.constant([1.0, 2.0], dtype=mt.float64)
+    theoretical, numerical = compute_gradient(lambda x: mt.complex(x * x, 2.0 * x), [x])
+    expected = [[2, 0], [2, 0], [0, 4], [0, 2]]
+    np.testing.assert_allclose(theoretical[0], expected, rtol=1e-12)
+    np.testing.assert_allclose(numerical[0], expected, rtol=1e-9)
+
+
+def test_compute_gradient_of_an_empty_result_still_checks_the_gradient():
+    # testEmptySucceeds / testEmptyFails: (0, 0) Jacobians, but a gradient of the
+    # wrong shape, or a nonzero one, is a ValueError (minitape ran no gradient).
+    x = mt.constant(np.ones((0, 3)), dtype=mt.float32)
+    theoretical, numerical = compute_gradient(mt.identity, [x])
+    assert theoretical[0].shape == numerical[0].shape == (0, 0)
+
+    @mt.custom_gradient
+    def transposed_grad(x):
+        return mt.identity(x), lambda dy: mt.transpose(dy)
+
+    with pytest.raises(ValueError, match=r"shape \(3, 0\)"):
+        compute_gradient(transposed_grad, [x])
+
+    @mt.custom_gradient
+    def ones_grad(x):
+        return mt.identity(x), lambda dy: mt.ones_like(x)
+
+    with pytest.raises(ValueError, match="Empty tensor with nonzero gradients"):
+        compute_gradient(lambda x: ones_grad(x)[:0], [mt.constant([1.0, 2.0])])
+
+
+def test_compute_gradient_takes_a_list_or_tuple_of_arguments():
+    # TensorFlow: ValueError "`x` must be a list or tuple of values convertible to a Tensor".
+    with pytest.raises(ValueError, match="`x` must be a list or tuple"):
+        compute_gradient(mt.sin, mt.constant([1.0]))
+    theoretical, _ = compute_gradient(lambda x: x * x, ([1.0, 2.0],))
+    np.testing.assert_array_equal(theoretical[0], [[2, 0], [0, 4]])

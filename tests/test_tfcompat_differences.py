@@ -58,6 +58,9 @@ ROWS = [
     "float32 gradients of products that overflow or underflow on the way",
     "a Python list as an index, `x[[0, 2]]`",
     "the numbers `mt.random` draws for a seed",
+    "the derivatives of an integer result (`argsort`, `top_k`'s indices, a `cast` to integers)",
+    ("second derivatives through the singular vectors of a complex matrix (`svd`'s `u` and "
+     "`v`, the spectral norm `norm(z, ord=2, axis=[0, 1])` of a complex `z`)"),
 ]
 
 
@@ -607,3 +610,70 @@ def test_float32_products_that_overflow_on_the_way_keep_their_true_gradients():
         e = gradient(mt.linalg.expm, [[100.0, 0.0], [0.0, -100.0]])
     assert np.isposinf(e[0]).all() and np.isposinf(e[1, 0])
     assert 0 < e[1, 1] < 1e-40  # exp(-100) and the rest: no NaN anywhere
+
+
+def test_a_branch_that_returns_a_constant_has_no_gradient_as_eagerly():
+    # TensorFlow's AutoGraph makes a cond: gradient and JVP 0 for x = -2.
+    def f(x):
+        if x > 0:
+            return x * x
+        return 0.0
+
+    x = mt.constant(-2.0)
+    for run in (f, mt.function(f)):
+        with mt.GradientTape() as tape:
+            tape.watch(x)
+            with mt.autodiff.ForwardAccumulator(x, mt.constant(1.0)) as acc:
+                y = mt.convert_to_tensor(run(x))
+        assert float(y) == 0.0 and tape.gradient(y, x) is None and acc.jvp(y) is None
+        assert float(acc.jvp(y, unconnected_gradients=mt.UnconnectedGradients.ZERO)) == 0.0
+
+
+def test_an_integer_result_has_no_derivative():
+    # TensorFlow: gradient zeros for argsort and top_k's indices, None for a
+    # cast; jacobian None; batch_jacobian int32 zeros.
+    x = mt.constant([3.0, 1.0, 2.0])
+    with mt.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        order, top = mt.argsort(x), mt.math.top_k(x, 2).indices
+        whole = mt.cast(x, mt.int32)
+    for y in (order, top, whole):
+        with pytest.warns(UserWarning, match="target 0 must be floating"):
+            assert tape.gradient(y, x) is None
+        with pytest.warns(UserWarning, match="target 0 must be floating"):
+            zeros = tape.gradient(y, x, unconnected_gradients=mt.UnconnectedGradients.ZERO)
+        np.testing.assert_array_equal(zeros.numpy(), [0.0, 0.0, 0.0])
+        with pytest.raises(TypeError, match="use mt.cast"):
+            tape.jacobian(y, x)
+
+
+def test_complex_singular_vectors_have_second_derivatives_of_finite_differences():
+    # TensorFlow's second derivative of the spectral norm of this complex
+    # matrix, along Re + i Im of the gradient, is off by up to 0.05.
+    z0 = np.array([[1 + 2j, -0.5 + 0.25j], [0.3 - 1j, 2.0 + 0.5j], [-0.7 + 0.2j, 0.4 - 0.9j]])
+
+    def gradient(z):
+        z = mt.convert_to_tensor(z)
+        with mt.GradientTape() as tape:
+            tape.watch(z)
+            n = mt.norm(z, ord=2, axis=[0, 1])
+        return tape.gradient(n, z)
+
+    z = mt.constant(z0)
+    with mt.GradientTape() as tape:
+        tape.watch(z)
+        g = gradient(z)
+        s = mt.reduce_sum(0.7 * mt.math.real(g) + 0.3 * mt.math.imag(g))
+    second = tape.gradient(s, z).numpy()
+
+    def s_of(z):
+        g = gradient(z).numpy()
+        return float(np.sum(0.7 * g.real + 0.3 * g.imag))
+
+    eps, expected = 1e-6, np.zeros(z0.shape, complex)
+    for k in np.ndindex(z0.shape):
+        e = np.zeros(z0.shape, complex)
+        e[k] = eps
+        expected[k] = ((s_of(z0 + e) - s_of(z0 - e)) + 1j * (s_of(z0 + 1j * e)
+                                                               - s_of(z0 - 1j * e))) / (2 * eps)
+    np.testing.assert_allclose(second, expected, atol=1e-7)
