@@ -25,27 +25,9 @@ else:
 quiet(tf)
 
 
-def test_00_graph_names_number_repeats_after_the_python_function():
-    """00b_how_a_tape_works: "TensorFlow numbers repeated names the same way in a
-    graph (inside `tf.function`), but it names an operation after the Python
-    function that made it: `mul`, `mul_1`, `add`"."""
-    names = []
-
-    @tf.function
-    def f(x):
-        y = x * x
-        z = y * x
-        w = z + y
-        names.extend([(t.name, t.op.type) for t in (y, z, w)])
-        return w
-
-    f(tf.constant(3.0))
-    assert names == [("mul:0", "Mul"), ("mul_1:0", "Mul"), ("add:0", "AddV2")]
-
-
 def test_00_eager_tensors_have_no_name():
-    """00b_how_a_tape_works: "TensorFlow's eager tensors have no names at all, and
-    asking for one raises an error"."""
+    """00b_how_a_tape_works: "TensorFlow's eager tensors have no names at all"
+    (asking for one raises an error)."""
     with pytest.raises(AttributeError, match="eager execution"):
         tf.constant(3.0).name
 
