@@ -44,7 +44,7 @@ def test_00_the_tape_walks_by_usage_counts():
 
 
 def test_01_a_variable_value_is_named_name_colon_zero():
-    """01_controlling_recording: "`x:0`. That is TensorFlow's way of naming a
+    """01_controlling_recording: "listed as `x:0`: TensorFlow's name for a
     variable's value"."""
     assert tf.Variable(2.0, name="x").name == "x:0"
 
