@@ -188,9 +188,42 @@ def test_04_the_signature_trace_takes_any_shape():
 
 
 def test_04_custom_gradients_are_saved_by_default():
-    """04_custom_gradients_in_saved_models: "(It is the default in minitape, as
-    in TensorFlow; ...)"."""
+    """04_custom_gradients_in_saved_models: "It is the default, in minitape as in
+    TensorFlow"."""
     assert tf.saved_model.SaveOptions().experimental_custom_gradients is True
+
+
+def test_04_tensorflow_raises_at_the_call_under_the_tape(tmp_path):
+    """04_custom_gradients_in_saved_models: "TensorFlow raises it at the call
+    `loaded.call_custom_grad(v * v)` under the tape" (in a fresh process, saved
+    with `experimental_custom_gradients=False`); without a tape the call runs.
+    docs/differences.md: the error comes from building the function's gradient."""
+    import subprocess
+    import sys
+
+    tf.saved_model.save(_Module(), str(tmp_path), options=tf.saved_model.SaveOptions(
+        experimental_custom_gradients=False))
+    code = f"""
+import traceback
+import tensorflow as tf
+loaded = tf.saved_model.load({str(tmp_path)!r})
+print("without a tape:", float(loaded.call_custom_grad(tf.constant(3.0))))
+v = tf.Variable(2.0)
+try:
+    with tf.GradientTape() as t:
+        output = loaded.call_custom_grad(v * v)
+    print("the call ran")
+except LookupError as error:
+    print("the call raised:", str(error).split(".")[0])
+    print("in", traceback.extract_tb(error.__traceback__)[-1].name)
+"""
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=300)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.splitlines() == [
+        "without a tape: 3.0",
+        "the call raised: No gradient defined for operation'IdentityN' (op type: IdentityN)",
+        "in _GradientsHelper"]
 
 
 def test_05_a_tape_answers_only_for_what_it_tracks():
