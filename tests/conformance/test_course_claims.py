@@ -271,9 +271,9 @@ def test_06_the_norm_has_no_derivative_at_zero():
 
 
 def test_07_the_loop_on_a_one_shot_tape_raises():
-    """07_jacobians: "In TensorFlow the loop (`experimental_use_pfor=False`)
-    calls `gradient` once per row, so on such a tape it raises `RuntimeError:
-    GradientTape must be created with persistent=True ...`"."""
+    """07_jacobians: "In TensorFlow the loop calls `gradient` once per row, so
+    on such a tape it raises `RuntimeError: GradientTape must be created with
+    persistent=True ...`"."""
     w = tf.Variable([[1.0], [2.0]])
     with tf.GradientTape() as t:
         y = tf.constant([[1.0, 2.0]]) @ w
@@ -298,8 +298,8 @@ def test_10_zero_tangent_times_an_infinite_slope():
 
 
 def test_07_the_gradient_and_the_summed_jacobian_differ_in_the_last_bits():
-    """07_jacobians: "TensorFlow, running the same lines, prints a `delta` of a
-    few 1e-7 (from `1.2e-07` to `4.8e-07`, depending on the random layer)"."""
+    """07_jacobians: "TensorFlow prints a `delta` of a few 1e-7 (`1.2e-07` to
+    `4.8e-07`, depending on the random layer)"."""
     deltas = []
     for seed in range(6):
         tf.random.set_seed(seed)
@@ -348,7 +348,8 @@ def test_03_the_graph_mode_message_names_the_op():
 
 
 def test_07_and_10_jacobian_has_no_direction_argument():
-    """07_jacobians and 10_forward_mode: "TensorFlow's `jacobian` has no
-    `experimental_direction` argument"."""
+    """07_jacobians: "TensorFlow's `jacobian` has no such argument"
+    (`experimental_direction`); 10_forward_mode: "TensorFlow's `jacobian` has
+    no `experimental_direction` argument"."""
     for method in (tf.GradientTape.jacobian, tf.GradientTape.batch_jacobian):
         assert "experimental_direction" not in inspect.signature(method).parameters
