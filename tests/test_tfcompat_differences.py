@@ -44,6 +44,8 @@ ROWS = [
     "`mt.function(jit_compile=True)`",
     "`NotDifferentiable` / `no_gradient` of an op type already declared not differentiable",
     "a custom gradient registered by tracing an `mt.function`",
+    ("a loaded function whose custom gradient was not saved "
+     "(`experimental_custom_gradients=False`), called in a fresh process"),
     "Cholesky of a matrix that is not positive definite",
     "eigh and svd at repeated eigenvalues or singular values",
     "pinv's gradient at a rank-deficient matrix",
@@ -358,6 +360,51 @@ def test_a_traced_custom_gradient_lives_as_long_as_its_function():
     gc.collect()
     assert not mt.registry.is_registered(key)
 
+
+
+def test_a_loaded_function_without_its_gradient_fails_at_tape_gradient(tmp_path):
+    """In a fresh process, TensorFlow raises the LookupError at the call under
+    the tape (and under a ForwardAccumulator); minitape's call runs, the error
+    comes at tape.gradient, and forward mode gives the identity's JVP."""
+    import json
+    import subprocess
+    import sys
+
+    @mt.custom_gradient
+    def clip_gradients(y):
+        return y, lambda dy: mt.clip_by_norm(dy, 0.5)
+
+    class MyModule(mt.Module):
+        @mt.function(input_signature=[mt.TensorSpec(None)])
+        def call_custom_grad(self, x):
+            return clip_gradients(x)
+
+    mt.saved_model.save(MyModule(), str(tmp_path), options=mt.saved_model.SaveOptions(
+        experimental_custom_gradients=False))
+    code = f"""
+import json
+import minitape as mt
+loaded = mt.saved_model.load({str(tmp_path)!r})
+v = mt.Variable(2.0)
+steps = []
+with mt.GradientTape() as t:
+    output = loaded.call_custom_grad(v * v)
+steps.append(float(output))
+try:
+    t.gradient(output, v)
+except LookupError as error:
+    steps.append(str(error))
+x = mt.constant(3.0)
+with mt.autodiff.ForwardAccumulator(x, mt.constant(1.0)) as acc:
+    y = loaded.call_custom_grad(x)
+steps.append(float(acc.jvp(y)))
+print(json.dumps(steps))
+"""
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert json.loads(run.stdout) == [
+        4.0, "No gradient defined for operation 'IdentityN' (op type: IdentityN)", 1.0]
 
 def test_cumprod_gradient_at_a_zero_is_the_true_one():
     x = mt.constant([2.0, 0.0, 3.0])

@@ -163,9 +163,42 @@ def test_04_the_signature_trace_takes_any_shape():
 
 
 def test_04_custom_gradients_are_saved_by_default():
-    """04_custom_gradients_in_saved_models: "(It is the default in minitape, as
-    in TensorFlow; ...)"."""
+    """04_custom_gradients_in_saved_models: "It is the default, in minitape as in
+    TensorFlow"."""
     assert tf.saved_model.SaveOptions().experimental_custom_gradients is True
+
+
+def test_04_tensorflow_raises_at_the_call_under_the_tape(tmp_path):
+    """04_custom_gradients_in_saved_models: "TensorFlow raises it at the call
+    `loaded.call_custom_grad(v * v)` under the tape" (in a fresh process, saved
+    with `experimental_custom_gradients=False`); without a tape the call runs.
+    docs/differences.md: the error comes from building the function's gradient."""
+    import subprocess
+    import sys
+
+    tf.saved_model.save(_Module(), str(tmp_path), options=tf.saved_model.SaveOptions(
+        experimental_custom_gradients=False))
+    code = f"""
+import traceback
+import tensorflow as tf
+loaded = tf.saved_model.load({str(tmp_path)!r})
+print("without a tape:", float(loaded.call_custom_grad(tf.constant(3.0))))
+v = tf.Variable(2.0)
+try:
+    with tf.GradientTape() as t:
+        output = loaded.call_custom_grad(v * v)
+    print("the call ran")
+except LookupError as error:
+    print("the call raised:", str(error).split(".")[0])
+    print("in", traceback.extract_tb(error.__traceback__)[-1].name)
+"""
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=300)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.splitlines() == [
+        "without a tape: 3.0",
+        "the call raised: No gradient defined for operation'IdentityN' (op type: IdentityN)",
+        "in _GradientsHelper"]
 
 
 def test_05_a_tape_answers_only_for_what_it_tracks():
@@ -213,9 +246,9 @@ def test_06_the_norm_has_no_derivative_at_zero():
 
 
 def test_07_the_loop_on_a_one_shot_tape_raises():
-    """07_jacobians: "In TensorFlow the loop (`experimental_use_pfor=False`)
-    calls `gradient` once per row, so on such a tape it raises `RuntimeError:
-    GradientTape must be created with persistent=True ...`"."""
+    """07_jacobians: "In TensorFlow the loop calls `gradient` once per row, so
+    on such a tape it raises `RuntimeError: GradientTape must be created with
+    persistent=True ...`"."""
     w = tf.Variable([[1.0], [2.0]])
     with tf.GradientTape() as t:
         y = tf.constant([[1.0, 2.0]]) @ w
@@ -240,8 +273,8 @@ def test_10_zero_tangent_times_an_infinite_slope():
 
 
 def test_07_the_gradient_and_the_summed_jacobian_differ_in_the_last_bits():
-    """07_jacobians: "TensorFlow, running the same lines, prints a `delta` of a
-    few 1e-7 (from `1.2e-07` to `4.8e-07`, depending on the random layer)"."""
+    """07_jacobians: "TensorFlow prints a `delta` of a few 1e-7 (`1.2e-07` to
+    `4.8e-07`, depending on the random layer)"."""
     deltas = []
     for seed in range(6):
         tf.random.set_seed(seed)
@@ -290,7 +323,8 @@ def test_03_the_graph_mode_message_names_the_op():
 
 
 def test_07_and_10_jacobian_has_no_direction_argument():
-    """07_jacobians and 10_forward_mode: "TensorFlow's `jacobian` has no
-    `experimental_direction` argument"."""
+    """07_jacobians: "TensorFlow's `jacobian` has no such argument"
+    (`experimental_direction`); 10_forward_mode: "TensorFlow's `jacobian` has
+    no `experimental_direction` argument"."""
     for method in (tf.GradientTape.jacobian, tf.GradientTape.batch_jacobian):
         assert "experimental_direction" not in inspect.signature(method).parameters
