@@ -39,7 +39,7 @@ ROWS = [
     "the order of NaNs in `sort`, `argsort`, `top_k`",
     "`variable == None`",
     "`x ** 0.5` at `x = -inf` inside a function",
-    "`grad_pass_through` under `ForwardAccumulator` inside a function",
+    "`grad_pass_through` and `custom_gradient` under `ForwardAccumulator` inside a function",
     "`pad`'s `constant_values` of another dtype",
     "`mt.function(jit_compile=True)`",
     "`NotDifferentiable` / `no_gradient` of an op type already declared not differentiable",
@@ -63,6 +63,7 @@ ROWS = [
     "the derivatives of an integer result (`argsort`, `top_k`'s indices, a `cast` to integers)",
     ("second derivatives through the singular vectors of a complex matrix (`svd`'s `u` and "
      "`v`, the spectral norm `norm(z, ord=2, axis=[0, 1])` of a complex `z`)"),
+    "float32 numbers below 1.2e-38 (subnormals)",
 ]
 
 
@@ -308,6 +309,29 @@ def test_grad_pass_through_passes_the_tangent_through_everywhere():
     x = mt.constant([2.3, 0.4])
     for g in (f, mt.function(f), mt.function(f, jit_compile=True)):
         assert g(x).numpy().tolist() == [1.0, 1.0]
+
+
+def test_a_custom_gradients_jvp_is_the_forward_computations_everywhere():
+    # TensorFlow 2.21: the guide's clip_gradients under a ForwardAccumulator gives 1.0
+    # eagerly, and 0.0 when it is a tf.function called under the accumulator; the
+    # function is the identity, so 1.0
+    @mt.custom_gradient
+    def clip_gradients(y):
+        return y, lambda dy: mt.clip_by_norm(dy, 0.5)
+
+    x = mt.constant(2.0)
+    for g in (clip_gradients, mt.function(clip_gradients),
+              mt.function(clip_gradients, jit_compile=True)):
+        with mt.autodiff.ForwardAccumulator(x, mt.constant(1.0)) as acc:
+            y = g(x)
+        assert float(acc.jvp(y)) == 1.0
+
+
+def test_float32_subnormals_are_kept():
+    # TensorFlow 2.21 on the CPU: exp(-100.) is 0.0 and 1e-30 * 1e-10 is 0.0
+    assert float(mt.exp(mt.constant(-100.0))) == float(np.exp(np.float32(-100.0))) > 0
+    assert float(mt.constant(1e-30) * mt.constant(1e-10)) == float(
+        np.float32(1e-30) * np.float32(1e-10)) > 0
 
 
 def test_a_variable_compared_with_none_is_false():

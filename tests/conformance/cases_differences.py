@@ -370,7 +370,23 @@ def case_grad_pass_through_jvp_in_a_function(m):
 # TensorFlow's eager mode passes the tangent through ([1, 1]); its tf.function
 # gives round's JVP ([0, 0]); minitape passes it through everywhere.
 case_grad_pass_through_jvp_in_a_function.differs = (
-    "`grad_pass_through` under `ForwardAccumulator` inside a function")
+    "`grad_pass_through` and `custom_gradient` under `ForwardAccumulator` inside a function")
+
+
+def case_custom_gradient_jvp_in_a_function(m):
+    @m.custom_gradient
+    def clip_gradients(y):
+        return y, lambda dy: m.clip_by_norm(dy, 0.5)
+
+    traced = m.function(clip_gradients)
+    x = m.constant(2.0)
+    with m.autodiff.ForwardAccumulator(x, m.constant(1.0)) as acc:
+        y = traced(x)
+    return acc.jvp(y)  # TensorFlow: 0.0 (1.0 eagerly); minitape: 1.0
+
+
+case_custom_gradient_jvp_in_a_function.differs = (
+    "`grad_pass_through` and `custom_gradient` under `ForwardAccumulator` inside a function")
 
 
 def case_batch_jacobian_unconnected(m):
@@ -496,3 +512,13 @@ def case_random_numbers_for_a_seed(m):
 
 
 case_random_numbers_for_a_seed.differs = "the numbers `mt.random` draws for a seed"
+
+
+def case_float32_subnormals(m):
+    # scaled up after the fact, so the flushed value shows: 0 in TensorFlow
+    return (m.exp(m.constant(-100.0)) * 1e30 * 1e14,  # minitape 3.78, TensorFlow 0
+            m.constant(1e-30) * m.constant(1e-10) * 1e30 * 1e10)  # 1.0 and 0
+
+
+# TensorFlow on the CPU flushes float32 subnormals to 0; minitape keeps NumPy's values
+case_float32_subnormals.differs = "float32 numbers below 1.2e-38 (subnormals)"
