@@ -45,9 +45,7 @@ EXTRA = [
     case("saved.round-floor-minimum", lambda x: x * mt.round(x) + x * mt.floor(x)
          + mt.minimum(x, 0.5), _X),
     case("saved.linspace", lambda x: mt.linspace(x[0, 0], x[1, 1], 5), _X),
-    # its second derivative is not implemented (SpectralNormDirection)
-    case("saved.spectral_norm", lambda x: mt.norm(x, ord=2, axis=[0, 1]), _X,
-         first_order_only=True),
+    case("saved.spectral_norm", lambda x: mt.norm(x, ord=2, axis=[0, 1]), _X),
 ]
 ROWS = family_cases() + EXTRA
 

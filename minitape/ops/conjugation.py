@@ -5,7 +5,7 @@ gradient a tape returns is dL/dx + i dL/dy. For a holomorphic f, that is the
 upstream gradient times the CONJUGATE of f'(z), which is f' evaluated at the
 conjugated values (TensorFlow's _SinGrad is `grad * cos(conj(z))`). JAX and
 autograd return the conjugate of this (their `grad` of a real loss is
-dL/dx - i dL/dy); the README's differences table says so. Forward mode is
+dL/dx - i dL/dy); docs/differences.md says so. Forward mode is
 plain calculus in all three: f'(z) times the tangent.
 
 The declaration machinery applies it, so a row's partials are plain calculus
