@@ -44,6 +44,7 @@ import numpy as np
 
 from .context import state
 from .graph import OPS, Graph, Node, Ref, register_gradient_graph
+from .ops.shapes import IDENTITY
 from .random import OP_TYPES as RANDOM_OPS
 from .recording import Operation
 from .specs import TensorSpec
@@ -341,8 +342,8 @@ class Tracer:
             gave the value, so later assignments do not change it."""
             key = ("read", v._id, index)
             if key not in reads:
-                reads[key] = Node("Identity", f"{v.name.split(':')[0]}/read", [Ref("v", v)],
-                                  {}, [TensorSpec(v.shape, v.dtype)])
+                reads[key] = Node(IDENTITY.op_type, f"{v.name.split(':')[0]}/read",
+                                  [Ref("v", v)], {}, [TensorSpec(v.shape, v.dtype)])
                 after.setdefault(-1 if index is None else index, []).append(key)
             return key
 
