@@ -38,9 +38,9 @@ def step_rules(passes):
 def flat_zero(x, dtype):
     """0 of `dtype`, made from x while a recorder could differentiate the rule
     that uses it (see the module docstring), else a constant."""
-    if all(getattr(r, "_keeps_masks", False) for r in state.tapes):  # none, or traces
+    if all(r.is_trace for r in state.tapes):  # none, or traces
         return np.zeros((), dtype)
-    if any(hasattr(r, "_tangents") for r in state.tapes):
+    if any(r.pushes_tangents for r in state.tapes):
         if recording_trace() is not None or not np.isfinite(x._value).all():
             x = select(less(abs(x), np.inf), x, np.zeros((), x.dtype))
         return x - x
