@@ -22,12 +22,13 @@ rule recorded, the op's word (`mul`, `matmul`) for the function's own.
 
 What is written into the source, and what is not. The text holds identifiers
 that this module makes (sanitised variable names, op-derived names, `c0`,
-`shape_3`) and the fixed call of each op type from `LINES`. Every attribute
+`shape_3`) and the fixed line each op's declaration gives (`Declaration.line`;
+`LINES` for random draws). Every attribute
 (shapes, axes, einsum equations, indices, constants, variables) is passed in
 as a bound value of the function's namespace and named by an identifier, never
 pasted into the text, so a graph loaded from a hostile file cannot make code.
 The comments at the top list each bound name and its value: numbers, shapes
-and plain names only (`_plain`: anything with a quote, a backslash or a line
+and plain names only (`program.plain`: anything with a quote, a backslash or a line
 break is "(not shown)").
 
 Simplifications, each exact: Identity, StopGradient and IdentityN lines become
@@ -54,55 +55,23 @@ import re
 
 import numpy as np
 
-from . import arguments, random
+from . import random
 from .context import state
-from .graph import OPS, Ref, pack_outputs, show_constant
+from .graph import OPS
 from .ops.declaration import DECLARED
 from .ops.linalg import matmul_columns, matmul_rows
 from .ops.zero_times_inf import all_finite, unmoved_zeroed
-from .program_masks import (MasksNeeded, check_finite, is_true, mask_is_idle, masks_in_place,
-                            moved, same_value)
+from .program import (NAME, Names, Program, assign, assign_add, assign_sub, drop_unused, plain,
+                      renumber, shown)
+from .program_masks import (check_finite, is_true, mask_is_idle, masks_in_place, moved,
+                            same_value)
 from .program_seeds import identity_stack, seed_of, seed_product
-from .tensor import Tensor, Variable, assigning
+from .tensor import Tensor, Variable
 
 __all__ = ["compile_graph", "Program", "LINES"]
 
 
-# --- the NumPy helpers the generated code calls -------------------------------------
-# Each computes exactly what the op's forward computes in `minitape/ops`; an op's
-# declaration names the helpers its line calls (`Declaration.helpers`).
-
-def frozen(value, dtype):
-    array = np.array(value, dtype=dtype)
-    array.flags.writeable = False
-    return array
-
-
-def assign(variable, value):
-    variable._value = frozen(value, variable.dtype)
-
-
-def assign_add(variable, value, sign=1):
-    """As Variable.assign_add: an integer result that would wrap around raises;
-    read and write as one step (another thread's assignment is never lost)."""
-    delta = np.asarray(value, variable.dtype)
-    with assigning:
-        old = variable._value
-        if old.dtype.kind in "iu":
-            op = "assign_add" if sign > 0 else "assign_sub"
-            new = arguments.exact_sum(variable._what(op), old, delta, sign)
-        else:
-            with np.errstate(over="ignore"):  # (as exact_sum: inf without a warning)
-                new = old + delta if sign > 0 else old - delta
-        new = np.asarray(new, variable.dtype)  # a new array: frozen without a copy
-        new.flags.writeable = False
-        variable._value = new
-
-
-def assign_sub(variable, value):
-    assign_add(variable, value, -1)
-
-
+_DECLARED_HELPERS = {name for d in DECLARED.values() for name in d.helpers}
 HELPERS = {"np": np, "matmul_rows": matmul_rows, "matmul_columns": matmul_columns,
            **{name: fn for d in DECLARED.values() for name, fn in d.helpers.items()},
            "assign": assign, "assign_add": assign_add, "assign_sub": assign_sub,
@@ -176,7 +145,7 @@ _WORD = re.compile(r"[^A-Za-z0-9_]+")
 def identifier(text, fallback="v", helpers=True):
     """`text` made into a Python identifier: only [A-Za-z0-9_], not starting with
     a digit, not a keyword, not a name the generated code uses (with `helpers`
-    False, a helper's name is left as it is: `_Names` numbers it, `elu_1`)."""
+    False, a helper's name is left as it is: `Names` numbers it, `elu_1`)."""
     word = re.sub("_+", "_", _WORD.sub("_", str(text))).strip("_")[:40]
     if not word or word[0].isdigit():
         word = f"{fallback}_{word}" if word else fallback
@@ -201,85 +170,6 @@ def _word(op_type):
     return declared.word if declared is not None else _OP_WORDS.get(op_type, op_type.lower())
 
 
-class _Names:
-    """Hands out unique identifiers: `mul`, `mul_1`, `mul_2`, ..."""
-
-    def __init__(self):
-        self.used = set(HELPERS) | {"Tensor"}
-        self.count = {}  # base -> the next suffix to try
-
-    def new(self, base):
-        name, k = base, self.count.get(base, 0)
-        if k:
-            name = f"{base}_{k}"
-        while name in self.used:
-            k += 1
-            name = f"{base}_{k}"
-        self.count[base] = k + 1
-        self.used.add(name)
-        return name
-
-
-# --- the compiled program -------------------------------------------------------------
-
-class Program:
-    """A graph compiled for one set of input shapes: `run(arrays)` returns the
-    flat output values (NumPy), `source` is the text that was compiled.
-    `fallback` makes the program with matmul's and einsum's masks written out
-    (compile_graph's `masks`), which runs a call whose checks fail, after the
-    variables the program assigns get their values back (and the random
-    `streams` it draws from their state: the call draws its numbers once)."""
-
-    def __init__(self, source, fn, outputs, fallback=None, assigned=(), streams=()):
-        self.source, self.fn, self.outputs = source, fn, outputs
-        self.fallback, self.assigned, self.masked = fallback, assigned, None
-        self.streams = streams
-        # The usual output structures, one value or a tuple of values: packed without a walk.
-        self._single = isinstance(outputs, Ref)
-        self._flat_tuple = type(outputs) is tuple and all(isinstance(r, Ref) for r in outputs)
-
-    def __call__(self, arrays):
-        """The outputs, as Tensors in the graph's output structure."""
-        if self.fallback is not None:
-            return self._pack(self._checked(arrays))
-        return self._pack(self.fn(*arrays))
-
-    def run(self, tensors):
-        """The same, for input Tensors (one input kept fast)."""
-        if self.fallback is not None:
-            return self._pack(self._checked([t._value for t in tensors]))
-        return self._pack(self.fn(tensors[0]._value) if len(tensors) == 1 else
-                          self.fn(*[t._value for t in tensors]))
-
-    def _checked(self, arrays):
-        """The program's values, or, where a check_finite line fails, the
-        fallback's, run after the assigned variables get their values back."""
-        before = [v._value for v in self.assigned]
-        drawn = [s.generator().bit_generator.state for s in self.streams]
-        try:
-            return self.fn(*arrays)
-        except MasksNeeded:
-            for v, value in zip(self.assigned, before):
-                v._value = value
-            for s, state_ in zip(self.streams, drawn):
-                s.generator().bit_generator.state = state_
-            if self.masked is None:
-                self.masked = self.fallback()
-            return self.masked.fn(*arrays)
-
-    def _pack(self, values):
-        if self._single:
-            return Tensor(values[0])
-        if self._flat_tuple:
-            return (Tensor(values[0]),) if len(values) == 1 else \
-                tuple([Tensor(v) for v in values])
-        values = iter(values)
-        return pack_outputs(self.outputs, lambda ref: Tensor(next(values)))
-
-    def __repr__(self):
-        return self.source
-
-
 # The prefix of a line's name, and the note in its comment, by the node's role:
 # lines a tape's gradient or jacobian call computed, and lines JVP rules computed.
 _PREFIX = {"adjoint": "grad_", "tangent": "tangent_"}
@@ -290,43 +180,6 @@ _PREFIX = {"adjoint": "grad_", "tangent": "tangent_"}
 # operation. (`**` is left to the ufunc: libm's pow and a SIMD pow may differ in
 # the last bit. Lines on arrays keep 0-d arrays, which ufuncs take as they are.)
 _SCALAR_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
-
-
-def _shown(value):
-    """A bound value as a header comment shows it: one line, plain (see `_plain`)."""
-    if isinstance(value, (np.ndarray, np.generic)):
-        v = np.asarray(value)
-        text, kind = show_constant(v), f"{v.dtype.name} array of shape {tuple(v.shape)}"
-        if v.ndim == 0:
-            return f"{text} ({v.dtype.name})"
-        if not text.startswith(v.dtype.name) and len(text) <= 60:
-            return f"{text} ({v.dtype.name}, shape {tuple(v.shape)})"
-        if v.size and v.dtype.kind in "biufc":
-            first = v.reshape(-1)[0]
-            if np.all(v == first):
-                return f"{kind}, every number {show_constant(first)}"
-            n = v.shape[0]
-            if v.size == n * n and np.array_equal(v.reshape(n, n), np.eye(n)):
-                return f"{kind}: the {n} x {n} identity, one 1 per row"
-        return f"{kind} ({v.size} numbers, not shown)"
-    if isinstance(value, Variable):
-        return f"the variable {_plain(value.name)} ({_plain(np.dtype(value.dtype).name)}, " \
-               f"shape {tuple(value.shape)})"
-    if isinstance(value, np.dtype):
-        return f"np.{_plain(value.name)}"
-    if isinstance(value, str):
-        return _plain(value)
-    return _plain(repr(value))
-
-
-_PLAIN = re.compile(r"[ !#-&(-\[\]-~]*")  # printable ASCII but quotes and backslashes
-
-
-def _plain(text, limit=100):
-    """`text` for a header comment when it is plain (printable ASCII, no quote or
-    backslash, short), else a note that it is not shown: no string that could
-    spell code, and no line break that could end the comment."""
-    return text if len(text) <= limit and _PLAIN.fullmatch(text) else "(not shown)"
 
 
 def compile_graph(graph, input_names=None, shapes=None, name=None, masks=False):
@@ -343,61 +196,315 @@ def compile_graph(graph, input_names=None, shapes=None, name=None, masks=False):
     `check_finite(...)` that raises MasksNeeded where it fails, and the
     Program then runs the program written with `masks=True` instead.
     """
-    from_graph = shapes is None
-    shapes = shapes or [[s.shape for s in node.outputs] for node in graph.nodes]
-    # The (shape, dtype) of every value; a polymorphic graph's inputs: shape None.
-    specs = [(tuple(s.shape) if from_graph else None, s.dtype) for s in graph.inputs]
-    for node, out in zip(graph.nodes, shapes):
-        specs += [(None if o is None else tuple(o), s.dtype) for o, s in zip(out, node.outputs)]
-    names = _Names()
-    namespace = dict(HELPERS)
-    expr = {}          # value number -> the identifier holding it
-    constants = {}     # value number -> its constant array (folded or captured)
-    bound = {}         # identifier -> its header comment, in binding order
-    by_value = {}      # small constants and attributes by value -> identifier
-    arrays_of = {}     # identifier of a 0-d float constant -> its array
-    powered = set()    # identifiers a `**` line or an array's line uses (kept 0-d arrays)
+    writer = _Writer(graph, input_names, shapes, name, masks)
+    for i, node in enumerate(graph.nodes):  # 2. one line per node that matters
+        if writer.live_nodes[i]:
+            writer.write(node, writer.shapes[i])
+    return writer.program()  # 3. the return, the simplifications, the header
 
-    def bind(base, value, note=None, kind=None):
+
+class _Writer:
+    """The program of one graph, written a node at a time: the names it has
+    given, the values it has bound (never pasted into the text), its lines."""
+
+    def __init__(self, graph, input_names, shapes, name, masks):
+        self.graph, self.input_names, self.name, self.masks = graph, input_names, name, masks
+        self.from_graph = from_graph = shapes is None
+        self.given_shapes = shapes
+        self.shapes = shapes or [[s.shape for s in node.outputs] for node in graph.nodes]
+        # The (shape, dtype) of every value; a polymorphic graph's inputs: shape None.
+        self.specs = [(tuple(s.shape) if from_graph else None, s.dtype) for s in graph.inputs]
+        for node, out in zip(graph.nodes, self.shapes):
+            self.specs += [(None if o is None else tuple(o), s.dtype)
+                           for o, s in zip(out, node.outputs)]
+        self.names = Names(set(HELPERS) | {"Tensor"})
+        self.namespace = dict(HELPERS)
+        self.expr = {}          # value number -> the identifier holding it
+        self.constants = {}     # value number -> its constant array (folded or captured)
+        self.bound = {}         # identifier -> its header comment, in binding order
+        self.by_value = {}      # small constants and attributes by value -> identifier
+        self.arrays_of = {}     # identifier of a 0-d float constant -> its array
+        self.other_constants = set()
+        self.powered = set()    # identifiers a `**` line or an array's line uses (0-d arrays)
+        self.keep_alive = []
+        self.seeds = {}  # value number -> (n, mask): a Jacobian's seed times a mask
+        self.mask_zeros = set()  # value numbers: zeros an if_masked mask gives (its check passes)
+        self.variables = {}      # id(variable) -> (bound name, current read name or None)
+        self.lines = []
+        self.computed = {}  # the right-hand side of each line -> its name (no line twice)
+        self.steps = {}     # name -> the _Step that wrote a one-value line (see _mask_once)
+        self.bases = {}     # name of a line's value -> the name it was numbered from
+        # The function's own name first: exec binds it in the namespace, so it must
+        # be a name nothing else (an attribute, a variable, a helper) uses.
+        self.fname = self.names.new(identifier(name or graph.name, "f"))
+        self.params = []
+        for k, spec in enumerate(graph.inputs):
+            given = input_names[k] if input_names and k < len(input_names) else f"x{k}"
+            self.expr[k] = self.names.new(identifier(given, "x"))
+            self.params.append(self.expr[k])
+        self.live_nodes = _live_nodes(graph, masks)  # 1. which nodes matter
+        # The values the program's check_finite lines look at (see program_seeds.py).
+        self.checked = [] if masks else [r for node, live in zip(graph.nodes, self.live_nodes)
+                                         if live and _mask(node.op) == "check"
+                                         for r in node.inputs]
+
+    # --- names for values --------------------------------------------------------------
+
+    def bind(self, base, value, note=None, kind=None):
         """A name for `value` in the program's namespace (never in its text)."""
         key = _value_key(kind or base, value)
-        if key is not None and key in by_value:
-            return by_value[key]
-        ident = names.new(base)
-        namespace[ident] = value
-        bound[ident] = f"{ident} = {_shown(value)}" if note is None else f"{ident}: {note}"
+        if key is not None and key in self.by_value:
+            return self.by_value[key]
+        ident = self.names.new(base)
+        self.namespace[ident] = value
+        self.bound[ident] = f"{ident} = {shown(value)}" if note is None else f"{ident}: {note}"
         if key is not None:
-            by_value[key] = ident
-        keep_alive.append(value)
+            self.by_value[key] = ident
+        self.keep_alive.append(value)
         return ident
 
-    # The function's own name first: exec binds it in the namespace, so it must
-    # be a name nothing else (an attribute, a variable, a helper) uses.
-    fname = names.new(identifier(name or graph.name, "f"))
-    params = []
-    for k, spec in enumerate(graph.inputs):
-        given = input_names[k] if input_names and k < len(input_names) else f"x{k}"
-        expr[k] = names.new(identifier(given, "x"))
-        params.append(expr[k])
-
-    def constant(array):
+    def constant(self, array):
         array = np.asarray(array)
-        ident = bind(f"c{len(arrays_of) + len(other_constants)}", array, kind="constant")
-        if ident not in arrays_of and ident not in other_constants:
+        ident = self.bind(f"c{len(self.arrays_of) + len(self.other_constants)}", array,
+                          kind="constant")
+        if ident not in self.arrays_of and ident not in self.other_constants:
             if array.ndim == 0 and array.dtype in _SCALAR_DTYPES:
-                arrays_of[ident] = array
+                self.arrays_of[ident] = array
             else:
-                other_constants.add(ident)
+                self.other_constants.add(ident)
         return ident
 
-    other_constants = set()
+    def bind_variable(self, v):
+        """The name of the Variable object itself (reads and assignments use it)."""
+        if id(v) not in self.variables:
+            self.variables[id(v)] = (self.bind(_variable_name(v) + "_var", v), None)
+        return self.variables[id(v)][0]
 
-    keep_alive = []
-    seeds = {}  # value number -> (n, mask): a Jacobian's seed times a mask (program_seeds)
-    mask_zeros = set()  # value numbers: zeros an if_masked mask gives where its check passes
-    variables = {}     # id(variable) -> (bound name, current read name or None)
+    def read(self, ref):
+        """The expression for an input reference (emitting a variable read)."""
+        if ref.kind == "t":
+            if ref.x not in self.expr:  # a folded constant, named when first used
+                self.expr[ref.x] = self.constant(self.constants[ref.x])
+            return self.expr[ref.x]
+        if ref.kind == "c":
+            return self.constant(ref.x)
+        v = ref.x
+        bound_name, current = self.variables.get(id(v), (None, None))
+        if bound_name is None:
+            bound_name = self.bind_variable(v)
+        if current is None:
+            current = self.names.new(_variable_name(v))
+            self.bases[current] = _variable_name(v)
+            self.lines.append(f"    {current} = {bound_name}._value  # read variable")
+        self.variables[id(v)] = (bound_name, current)
+        return current
 
-    # 1. Which nodes matter: walk back from the outputs and the assignments.
+    def alias(self, number, ref):
+        _alias(number, ref, self.expr, self.constants, self.read)
+
+    # --- one node ------------------------------------------------------------------------
+
+    def write(self, node, out_shapes):
+        """The node's line, or nothing when it is an alias or a constant."""
+        if self._simplified(node, out_shapes):
+            return
+        ins, specs = node.inputs, self.specs
+        simplify, mask = _simplify(node.op), _mask(node.op)
+        in_dtypes = [_spec(r, specs)[1] for r in ins]
+        in_shapes = [_spec(r, specs)[0] for r in ins]
+        known = [self.constants.get(r.x) if r.kind == "t" else r.x if r.kind == "c" else None
+                 for r in ins]
+        if simplify.get("zero_power") and _zeros(known[1]) and out_shapes[0] is not None:
+            # x ** 0 is 1 for every x (NaN and inf too): a constant
+            self.constants[node.first] = np.ones(out_shapes[0], in_dtypes[0])
+            return
+        if simplify.get("select") and out_shapes[0] is not None and all(
+                _zeros(k) and np.asarray(k).dtype.kind == "f" and not np.signbit(k).any()
+                for k in known[1:]):
+            # where(c, 0, 0) is 0 whatever c is (a zero rule's gradient, masked)
+            self.constants[node.first] = np.zeros(out_shapes[0], node.outputs[0].dtype)
+            return
+        same = _unchanged_operand(node, known, in_shapes, out_shapes[0] if out_shapes else None)
+        if mask == "elementwise" and len(ins) == 3 and same_value(ins[1], ins[2], self.expr):
+            same = 0  # the term is t itself (its partial derivative was 1): never NaN at t = 0
+        if same is not None:  # x * 1, x ** 1: the line would copy x
+            self.alias(node.first, ins[same])
+            return
+        template, args, attrs = self._template(node, out_shapes, in_shapes, in_dtypes, known)
+        fields = {key: self.bind(key, value, _note(key, value, node))
+                  for key, value in attrs.items()}
+        if node.op == "AssignVariableOp":
+            fields["variable"] = self.bind_variable(node.attrs["variable"])
+        fields["inputs"] = ", ".join(args)
+        self._line(node, out_shapes, template, args, fields)
+
+    def _simplified(self, node, out_shapes):
+        """Whether the node needs no line: its outputs are other values (an
+        alias), or constants computed here."""
+        if node.op == "IdentityN":  # the outputs are the custom gradient's forward values
+            for k, r in enumerate(node.attrs["forward"]):
+                self.alias(node.first + k, r)
+            return True
+        unchanged = _simplify(node.op).get("unchanged")
+        if unchanged is not None and unchanged(node.attrs, _spec(node.inputs[0], self.specs)[0],
+                                               out_shapes[0]):
+            self.alias(node.first, node.inputs[0])
+            return True
+        ins = node.inputs
+        folded = _fold(node, ins, self.constants, out_shapes) \
+            if node.op != "AssignVariableOp" else None
+        if folded is not None:  # computed once, here
+            self.constants[node.first] = folded
+            if _simplify(node.op).get("sum") and all(r.kind == "t" and r.x in self.mask_zeros
+                                                     for r in ins):
+                self.mask_zeros.add(node.first)
+            return True
+        mask = _mask(node.op)
+        if mask == "check" and not self.masks:  # assumed to hold (its line checks it)
+            self.constants[node.first] = np.array(True)
+        if mask == "contraction" and not self.masks and is_true(ins[0], self.constants):
+            if node.attrs["mode"] == "if_masked":
+                self.constants[node.first] = np.zeros(out_shapes[0], node.outputs[0].dtype)
+                self.mask_zeros.add(node.first)
+            else:  # select's z, if_plain's operand
+                self.alias(node.first, ins[1])
+            return True
+        if _simplify(node.op).get("sum") and self.mask_zeros:  # y + a mask's zeros: y
+            other = [r for r in ins if not (r.kind == "t" and r.x in self.mask_zeros)]
+            if len(other) == 1 and out_shapes[0] is not None and \
+                    _spec(other[0], self.specs)[0] == tuple(out_shapes[0]):
+                self.alias(node.first, other[0])
+                return True
+        return False
+
+    def _template(self, node, out_shapes, in_shapes, in_dtypes, known):
+        """(template, argument names, attributes to bind) of the node's line."""
+        ins, simplify, mask = node.inputs, _simplify(node.op), _mask(node.op)
+        attrs = _attributes(node, out_shapes, in_dtypes)
+        flags, flipped = None, {}
+        transposes = simplify.get("transposes", {})
+        if transposes:  # a constant that the line would transpose: transposed here
+            flags = {name: bool(node.attrs[name]) for name in transposes.values()}
+            for k, name in transposes.items():
+                if flags[name] and known[k] is not None and np.ndim(known[k]) >= 2:
+                    flipped[k] = np.ascontiguousarray(np.swapaxes(known[k], -1, -2))
+                    flags[name], in_shapes[k] = False, flipped[k].shape
+        if simplify.get("one_number") and out_shapes[0] is not None and None not in in_shapes:
+            for k in (0, 1):  # a constant of one repeated number, as that number
+                if _one_number(known[k]) and tuple(in_shapes[1 - k]) == tuple(out_shapes[0]):
+                    flipped[k] = np.asarray(known[k]).reshape(-1)[0].reshape(())
+        args = [self.constant(flipped[k]) if k in flipped else self.read(r)
+                for k, r in enumerate(ins)]
+        template = _template(node, in_shapes, known, flags)
+        if simplify.get("integer_dtype") and np.dtype(in_dtypes[0]).kind in "iu":
+            # NumPy adds small integers in int64; the op keeps the input's dtype (and
+            # wraps around on overflow, as TensorFlow's int32 sum does)
+            template = template[:-1] + ", dtype={dtype})"
+            attrs["dtype"] = np.dtype(in_dtypes[0])
+        if simplify.get("arrays") or not out_shapes or out_shapes[0] != ():
+            self.powered.update(args)  # (a constant of an array line stays an array)
+        declared = DECLARED.get(node.op)
+        if template is None and declared is not None and declared.forward is not None:
+            forward = declared.forward  # named as the op's function is (bound, never pasted)
+            word = identifier(getattr(forward, "__name__", "forward"), "forward")
+            template = f"{{{word}}}(" + ", ".join(f"{{{k}}}" for k in range(len(ins))) + ")"
+            attrs = {word: forward}
+        if mask == "elementwise" and ins[0].kind == ins[1].kind == "t" \
+                and ins[0].x == ins[1].x:  # moved(t, term[, factor]), as the rules write it
+            template = "moved({2}, {1}" + (", {3})" if len(ins) == 4 else ")")
+        if simplify.get("select") and _is_mask_product(known, in_shapes, out_shapes[0]):
+            template = "{1} * {0}"  # where(mask, c, 0) for a constant c >= 0: c * mask
+            n = identity_stack(known[1])
+            if n and tuple(in_shapes[0]) == np.shape(known[1])[1:]:
+                self.seeds[node.first] = (n, ins[0])  # a Jacobian's seed, masked
+        if simplify.get("seed") and self.checked:
+            seed = seed_of(node, ins, known, in_shapes, self.seeds, self.checked, self.expr)
+            if seed is not None:  # a Jacobian's seed times a checked `a`: no matmul
+                n, seed_mask = seed
+                attrs = {"n": n}
+                template = ("seed_product({0}.T, {n}" if flags[transposes[0]] else
+                            "seed_product({0}, {n}") + \
+                    ("" if seed_mask is None else ", " + self.read(seed_mask)) + ")"
+        if mask == "check" and not self.masks:
+            template = "check_finite({inputs})"  # True, or MasksNeeded (see Program)
+        if template is None:  # an op type without a line: run it through its op
+            template, attrs = "{run}({inputs})", {"run": _through_the_op(node, out_shapes)}
+        return template, args, attrs
+
+    def _line(self, node, out_shapes, template, args, fields):
+        """Write the line: its value's name (`grad_mul_2`), its text, its comment."""
+        text = template.format(*args, **fields)
+        word = _word(node.op)
+        prefix = _PREFIX.get(node.role, "")
+        comment = _WORD.sub("_", node.op) + (f" ({node.role})" if prefix else "")
+        label = re.sub("_+", "_", _WORD.sub("_", str(node.name))).strip("_")[:40]
+        if label.lower() != node.op.lower() and node.op != "AssignVariableOp":
+            comment += f" {label}"
+        lines, names = self.lines, self.names
+        if node.op == "AssignVariableOp":
+            lines.append(f"    {text}  # {comment}")
+            bound_name, _ = self.variables.get(id(node.attrs["variable"]), (None, None))
+            if bound_name is not None:
+                self.variables[id(node.attrs["variable"])] = (bound_name, None)  # read again
+            return
+        if len(node.outputs) > 1:  # an op with several outputs (qr, svd, ...)
+            word = identifier(word, "op", helpers=False)
+            outs = [names.new(prefix + word) for _ in node.outputs]
+            self.bases.update((o, prefix + word) for o in outs)
+            self.expr.update({node.first + k: o for k, o in enumerate(outs)})
+            lines.append(f"    {', '.join(outs)} = {text}  # {comment}")
+            return
+        if text in self.computed:  # the same op on the same values: computed already
+            self.expr[node.first] = self.computed[text]
+            return
+        word = identifier(word, "op", helpers=False)
+        out = names.new(prefix + word)
+        self.bases[out] = prefix + word
+        self.expr[node.first] = self.computed[text] = out
+        lines.append(f"    {out} = {text}  # {comment}")
+        self.steps[out] = _Step(node.op, template, args, fields, comment, len(lines) - 1,
+                                out_shapes[0], node.outputs[0].dtype)
+
+    # --- the whole program -----------------------------------------------------------------
+
+    def program(self):
+        """The return line, the program-wide simplifications, the header; compiled."""
+        graph, namespace, params = self.graph, self.namespace, self.params
+        flat = [self.read(r) for r in _flat_refs(graph.outputs)]
+        _mask_once(self.lines, self.steps, flat, lambda name: _spec_of(
+            name, self.steps, namespace, params, graph.inputs, self.from_graph))
+        used, lines = drop_unused(self.lines, flat)
+        lines, flat = masks_in_place(lines, flat)
+        lines, flat = renumber(lines, flat, self.bases,
+                                {self.fname, *params, *self.bound, *HELPERS, "Tensor"})
+        for ident, array in self.arrays_of.items():
+            if ident not in self.powered and ident not in flat:  # (returned: an array)
+                namespace[ident] = array[()]  # a NumPy scalar (see _SCALAR_DTYPES)
+        header = [f"    # {note}" for ident, note in self.bound.items() if ident in used]
+        helpers = sorted(h for h in used & set(HELPERS) if h != "np")
+        if "np" in used or helpers:
+            header.append("    # " + ", ".join(
+                (["np = numpy"] if "np" in used else [])
+                + [f"{h} = {_helper_home(h)}" for h in helpers]))
+        source = (f"def {self.fname}({', '.join(params)}):\n" + "\n".join(header + lines)
+                  + ("\n" if header or lines else "")
+                  + f"    return ({', '.join(flat)}{',' if len(flat) == 1 else ''})\n")
+        code = compile(source, f"<minitape compiled {self.fname}>", "exec")
+        exec(code, namespace)
+        fallback = None
+        if any(" = check_finite(" in line for line in lines):
+            def fallback():
+                return compile_graph(graph, self.input_names, self.given_shapes, self.name,
+                                     masks=True)
+        assigned = [node.attrs["variable"] for node in graph.nodes
+                    if node.op == "AssignVariableOp"]
+        streams = [node.draws() for node in graph.nodes if node.op in random.OP_TYPES]
+        return Program(source, namespace[self.fname], graph.outputs, fallback, assigned,
+                       streams)
+
+
+def _live_nodes(graph, masks):
+    """Which nodes matter: walk back from the outputs and the assignments."""
     live_values = set()
     for r in _flat_refs(graph.outputs):
         if r.kind == "t":
@@ -414,215 +521,16 @@ def compile_graph(graph, input_names=None, shapes=None, name=None, masks=False):
             for r in refs:
                 if r.kind == "t":
                     live_values.add(r.x)
+    return live_nodes
 
-    # The values the program's check_finite lines look at (see program_seeds.py).
-    checked = [] if masks else [r for node, live in zip(graph.nodes, live_nodes)
-                                if live and _mask(node.op) == "check" for r in node.inputs]
 
-    def bind_variable(v):
-        """The name of the Variable object itself (reads and assignments use it)."""
-        if id(v) not in variables:
-            variables[id(v)] = (bind(_variable_name(v) + "_var", v), None)
-        return variables[id(v)][0]
-
-    lines = []
-    computed = {}  # the right-hand side of each line -> its name (no line twice)
-    steps = {}     # name -> the _Step that wrote a one-value line (see _mask_once)
-    bases = {}     # name of a line's value -> the name it was numbered from
-
-    def read(ref):
-        """The expression for an input reference (emitting a variable read)."""
-        if ref.kind == "t":
-            if ref.x not in expr:  # a folded constant, named when first used
-                expr[ref.x] = constant(constants[ref.x])
-            return expr[ref.x]
-        if ref.kind == "c":
-            return constant(ref.x)
-        v = ref.x
-        bound_name, current = variables.get(id(v), (None, None))
-        if bound_name is None:
-            bound_name = bind_variable(v)
-        if current is None:
-            current = names.new(_variable_name(v))
-            bases[current] = _variable_name(v)
-            lines.append(f"    {current} = {bound_name}._value  # read variable")
-        variables[id(v)] = (bound_name, current)
-        return current
-
-    for i, node in enumerate(graph.nodes):
-        if not live_nodes[i]:
-            continue
-        out_shapes = shapes[i]
-        if node.op == "IdentityN":  # the outputs are the custom gradient's forward values
-            for k, r in enumerate(node.attrs["forward"]):
-                _alias(node.first + k, r, expr, constants, read)
-            continue
-        unchanged = _simplify(node.op).get("unchanged")
-        if unchanged is not None and unchanged(node.attrs, _spec(node.inputs[0], specs)[0],
-                                               out_shapes[0]):
-            _alias(node.first, node.inputs[0], expr, constants, read)
-            continue
-        ins = node.inputs
-        folded = _fold(node, ins, constants, out_shapes) if node.op != "AssignVariableOp" \
-            else None
-        if folded is not None:  # computed once, here
-            constants[node.first] = folded
-            if _simplify(node.op).get("sum") and all(r.kind == "t" and r.x in mask_zeros
-                                                     for r in ins):
-                mask_zeros.add(node.first)
-            continue
-        simplify, mask = _simplify(node.op), _mask(node.op)
-        if mask == "check" and not masks:  # assumed to hold (its line checks it)
-            constants[node.first] = np.array(True)
-        if mask == "contraction" and not masks and is_true(ins[0], constants):
-            if node.attrs["mode"] == "if_masked":
-                constants[node.first] = np.zeros(out_shapes[0], node.outputs[0].dtype)
-                mask_zeros.add(node.first)
-            else:  # select's z, if_plain's operand
-                _alias(node.first, ins[1], expr, constants, read)
-            continue
-        if simplify.get("sum") and mask_zeros:  # y + a mask's zeros: y, as eagerly
-            other = [r for r in ins if not (r.kind == "t" and r.x in mask_zeros)]
-            if len(other) == 1 and out_shapes[0] is not None and \
-                    _spec(other[0], specs)[0] == tuple(out_shapes[0]):
-                _alias(node.first, other[0], expr, constants, read)
-                continue
-        in_dtypes = [_spec(r, specs)[1] for r in ins]
-        in_shapes = [_spec(r, specs)[0] for r in ins]
-        known = [constants.get(r.x) if r.kind == "t" else r.x if r.kind == "c" else None
-                 for r in ins]
-        if simplify.get("zero_power") and _zeros(known[1]) and out_shapes[0] is not None:
-            # x ** 0 is 1 for every x (NaN and inf too): a constant
-            constants[node.first] = np.ones(out_shapes[0], in_dtypes[0])
-            continue
-        if simplify.get("select") and out_shapes[0] is not None and all(
-                _zeros(k) and np.asarray(k).dtype.kind == "f" and not np.signbit(k).any()
-                for k in known[1:]):
-            # where(c, 0, 0) is 0 whatever c is (a zero rule's gradient, masked)
-            constants[node.first] = np.zeros(out_shapes[0], node.outputs[0].dtype)
-            continue
-        same = _unchanged_operand(node, known, in_shapes, out_shapes[0] if out_shapes else None)
-        if mask == "elementwise" and len(ins) == 3 and same_value(ins[1], ins[2], expr):
-            same = 0  # the term is t itself (its partial derivative was 1): never NaN at t = 0
-        if same is not None:  # x * 1, x ** 1: the line would copy x
-            _alias(node.first, ins[same], expr, constants, read)
-            continue
-        attrs = _attributes(node, out_shapes, in_dtypes)
-        flags, flipped = None, {}
-        transposes = simplify.get("transposes", {})
-        if transposes:  # a constant that the line would transpose: transposed here
-            flags = {name: bool(node.attrs[name]) for name in transposes.values()}
-            for k, name in transposes.items():
-                if flags[name] and known[k] is not None and np.ndim(known[k]) >= 2:
-                    flipped[k] = np.ascontiguousarray(np.swapaxes(known[k], -1, -2))
-                    flags[name], in_shapes[k] = False, flipped[k].shape
-        if simplify.get("one_number") and out_shapes[0] is not None and None not in in_shapes:
-            for k in (0, 1):  # a constant of one repeated number, as that number
-                if _one_number(known[k]) and tuple(in_shapes[1 - k]) == tuple(out_shapes[0]):
-                    flipped[k] = np.asarray(known[k]).reshape(-1)[0].reshape(())
-        args = [constant(flipped[k]) if k in flipped else read(r) for k, r in enumerate(ins)]
-        template = _template(node, in_shapes, known, flags)
-        if simplify.get("integer_dtype") and np.dtype(in_dtypes[0]).kind in "iu":
-            # NumPy adds small integers in int64; the op keeps the input's dtype (and
-            # wraps around on overflow, as TensorFlow's int32 sum does)
-            template = template[:-1] + ", dtype={dtype})"
-            attrs["dtype"] = np.dtype(in_dtypes[0])
-        if simplify.get("arrays") or not out_shapes or out_shapes[0] != ():
-            powered.update(args)  # (a constant of an array line stays an array)
-        declared = DECLARED.get(node.op)
-        if template is None and declared is not None and declared.forward is not None:
-            forward = declared.forward  # named as the op's function is (bound, never pasted)
-            word = identifier(getattr(forward, "__name__", "forward"), "forward")
-            template = f"{{{word}}}(" + ", ".join(f"{{{k}}}" for k in range(len(ins))) + ")"
-            attrs = {word: forward}
-        if mask == "elementwise" and ins[0].kind == ins[1].kind == "t" \
-                and ins[0].x == ins[1].x:  # moved(t, term[, factor]), as the rules write it
-            template = "moved({2}, {1}" + (", {3})" if len(ins) == 4 else ")")
-        if simplify.get("select") and _is_mask_product(known, in_shapes, out_shapes[0]):
-            template = "{1} * {0}"  # where(mask, c, 0) for a constant c >= 0: c * mask
-            n = identity_stack(known[1])
-            if n and tuple(in_shapes[0]) == np.shape(known[1])[1:]:
-                seeds[node.first] = (n, ins[0])  # a Jacobian's seed, masked
-        if simplify.get("seed") and checked:
-            seed = seed_of(node, ins, known, in_shapes, seeds, checked, expr)
-            if seed is not None:  # a Jacobian's seed times a checked `a`: no matmul
-                n, seed_mask = seed
-                attrs = {"n": n}
-                template = ("seed_product({0}.T, {n}" if flags[transposes[0]] else
-                            "seed_product({0}, {n}") + \
-                    ("" if seed_mask is None else ", " + read(seed_mask)) + ")"
-        if mask == "check" and not masks:
-            template = "check_finite({inputs})"  # True, or MasksNeeded (see Program)
-        if template is None:  # an op type without a line: run it through its op
-            fn = _through_the_op(node, out_shapes)
-            template = "{run}({inputs})"
-            attrs = {"run": fn}
-        fields = {key: bind(key, value, _note(key, value, node)) for key, value in attrs.items()}
-        if node.op == "AssignVariableOp":
-            fields["variable"] = bind_variable(node.attrs["variable"])
-        fields["inputs"] = ", ".join(args)
-        text = template.format(*args, **fields)
-        word = _word(node.op)
-        prefix = _PREFIX.get(node.role, "")
-        comment = _WORD.sub("_", node.op) + (f" ({node.role})" if prefix else "")
-        label = re.sub("_+", "_", _WORD.sub("_", str(node.name))).strip("_")[:40]
-        if label.lower() != node.op.lower() and node.op != "AssignVariableOp":
-            comment += f" {label}"
-        if node.op == "AssignVariableOp":
-            lines.append(f"    {text}  # {comment}")
-            bound_name, _ = variables.get(id(node.attrs["variable"]), (None, None))
-            if bound_name is not None:
-                variables[id(node.attrs["variable"])] = (bound_name, None)  # read again
-            continue
-        if len(node.outputs) > 1:  # an op with several outputs (qr, svd, ...)
-            word = identifier(word, "op", helpers=False)
-            outs = [names.new(prefix + word) for _ in node.outputs]
-            bases.update((o, prefix + word) for o in outs)
-            expr.update({node.first + k: o for k, o in enumerate(outs)})
-            lines.append(f"    {', '.join(outs)} = {text}  # {comment}")
-            continue
-        if text in computed:  # the same op on the same values: computed already
-            expr[node.first] = computed[text]
-            continue
-        word = identifier(word, "op", helpers=False)
-        out = names.new(prefix + word)
-        bases[out] = prefix + word
-        expr[node.first] = computed[text] = out
-        lines.append(f"    {out} = {text}  # {comment}")
-        steps[out] = _Step(node.op, template, args, fields, comment, len(lines) - 1,
-                           out_shapes[0], node.outputs[0].dtype)
-
-    flat = []
-    for r in _flat_refs(graph.outputs):
-        flat.append(read(r))
-    _mask_once(lines, steps, flat, lambda name: _spec_of(name, steps, namespace, params,
-                                                       graph.inputs, from_graph))
-    used, lines = _drop_unused(lines, flat)
-    lines, flat = masks_in_place(lines, flat)
-    lines, flat = _renumber(lines, flat, bases, {fname, *params, *bound, *HELPERS, "Tensor"})
-    for ident, array in arrays_of.items():
-        if ident not in powered and ident not in flat:  # (a returned constant: an array)
-            namespace[ident] = array[()]  # a NumPy scalar (see _SCALAR_DTYPES)
-    header = [f"    # {note}" for ident, note in bound.items() if ident in used]
-    helpers = sorted(h for h in used & set(HELPERS) if h != "np")
-    if "np" in used or helpers:
-        header.append("    # " + ", ".join(
-            (["np = numpy"] if "np" in used else [])
-            + [f"{h} = minitape.compiler.{h}" for h in helpers]))
-    source = (f"def {fname}({', '.join(params)}):\n" + "\n".join(header + lines)
-              + ("\n" if header or lines else "")
-              + f"    return ({', '.join(flat)}{',' if len(flat) == 1 else ''})\n")
-    code = compile(source, f"<minitape compiled {fname}>", "exec")
-    exec(code, namespace)
-    fallback = None
-    if any(" = check_finite(" in line for line in lines):
-        def fallback():
-            return compile_graph(graph, input_names, None if from_graph else shapes, name,
-                                 masks=True)
-    assigned = [node.attrs["variable"] for node in graph.nodes
-                if node.op == "AssignVariableOp"]
-    streams = [node.draws() for node in graph.nodes if node.op in random.OP_TYPES]
-    return Program(source, namespace[fname], graph.outputs, fallback, assigned, streams)
+def _helper_home(name):
+    """Where a helper a program calls lives, for its header comment: an op's
+    own NumPy function (`Declaration.helpers`), or one of this module's."""
+    fn = HELPERS[name]
+    if name in _DECLARED_HELPERS:
+        return f"{fn.__module__}.{fn.__qualname__}"
+    return f"minitape.compiler.{name}"
 
 
 def _value_key(kind, value):
@@ -650,11 +558,11 @@ def _note(key, value, node):
         return f"runs the op {node.op} through minitape (it has no NumPy line of its own)"
     if isinstance(value, functools.partial):  # matmul's and einsum's masks (UnmovedEinsum)
         where = f"{value.func.__module__}.{value.func.__qualname__}"
-        return f"{_plain(where)}, mode {_plain(str(value.args[0]))}, " \
-               f"equation {_plain(str(value.args[1]))} (a mask of the product)"
+        return f"{plain(where)}, mode {plain(str(value.args[0]))}, " \
+               f"equation {plain(str(value.args[1]))} (a mask of the product)"
     if callable(value) and not isinstance(value, np.dtype):
         where = f"{getattr(value, '__module__', '?')}.{getattr(value, '__qualname__', '?')}"
-        return f"{_plain(where)} (the op's NumPy function)"
+        return f"{plain(where)} (the op's NumPy function)"
     return None
 
 
@@ -677,7 +585,7 @@ def _mask_once(lines, steps, returned, spec):
     goes (when nothing else uses it), exactly: a ReLU's Hessian masks twice."""
     uses = {}
     for line in lines + ["= " + ", ".join(returned)]:
-        for name in _NAME.findall(line.split("  #", 1)[0].partition(" = ")[2]):
+        for name in NAME.findall(line.split("  #", 1)[0].partition(" = ")[2]):
             uses[name] = uses.get(name, 0) + 1
     for outer in steps.values():
         if outer.template != _WHERE:
@@ -718,47 +626,6 @@ def _spec_of(name, steps, namespace, params, inputs, from_graph):
     if isinstance(value, (np.ndarray, np.generic)):
         return tuple(np.shape(value)), np.asarray(value).dtype
     return None, None  # (a variable's read: not needed so far)
-
-
-_NAME = re.compile(r"(?<![.\w])[A-Za-z_]\w*")  # a name, not an attribute (`.T`)
-
-
-def _drop_unused(lines, returned):
-    """Lines whose value nothing uses (left behind by a simplification, such as
-    a mask `where` on a constant condition) dropped, but for check_finite lines
-    (they may raise); returns the names the kept lines and the return use, and
-    the kept lines."""
-    used, kept = set(returned), []
-    for line in reversed(lines):
-        code = line.split("  #", 1)[0]
-        target, _, value = code.strip().partition(" = ")
-        if value and not used.intersection(target.split(", ")) \
-                and not value.startswith("check_finite("):  # (several outputs: a, b = ...)
-            continue
-        used.update(_NAME.findall(value or code))
-        kept.append(line)
-    kept.reverse()
-    return used, kept
-
-
-def _renumber(lines, returned, bases, taken):
-    """Number the names of the lines left again, in order (`mul`, `mul_1`, ...),
-    so a dropped line leaves no gap in the numbering."""
-    names = _Names()
-    names.used = set(taken)
-    new = {}
-    for line in lines:
-        target = line.split("  #", 1)[0].strip().partition(" = ")
-        if target[1]:
-            for name in target[0].split(", "):
-                if name in bases:
-                    new[name] = names.new(bases[name])
-    if all(a == b for a, b in new.items()):
-        return lines, returned
-    def renamed(text):
-        return _NAME.sub(lambda m: new.get(m.group(0), m.group(0)), text)
-    return [renamed(line.split("  #", 1)[0]) + "  #" + line.split("  #", 1)[1]
-            if "  #" in line else renamed(line) for line in lines], [renamed(r) for r in returned]
 
 
 def _alias(number, ref, expr, constants, read):

@@ -41,7 +41,7 @@ def jacobian(self, target, sources, unconnected_gradients=UnconnectedGradients.N
     computes fewer numbers, counted on the recorded ops between the sources
     and the target (`direction_costs`), but keeps reverse mode, TensorFlow's,
     wherever forward mode could give other numbers: complex values, and ops
-    outside `_SMOOTH` (sqrt at 0 gives NaN columns forward). "forward" or
+    not declared smooth (sqrt at 0 gives NaN columns forward). "forward" or
     "reverse" forces one.
 
     With `experimental_use_pfor=True` the rows (or columns) travel together

@@ -45,3 +45,12 @@ def test_reverse_mode_core_fits_in_800_lines():
     core = sum(_lines(ROOT / path) for path, _ in rows[:CORE_ROWS])
     assert core == total
     assert core <= CORE_LIMIT
+
+
+MODULE_LIMIT = 800  # lines: one idea per module, readable end to end
+
+
+def test_no_module_is_over_800_lines():
+    long = {str(f.relative_to(ROOT)): n for f in sorted((ROOT / "minitape").rglob("*.py"))
+            if (n := _lines(f)) > MODULE_LIMIT}
+    assert not long, f"split these modules where their ideas split: {long}"
