@@ -116,14 +116,15 @@ def test_a_compiled_function_of_unknown_sizes_traces_and_compiles_once_per_shape
         return compile_graph(*args, **kwargs)
 
     monkeypatch.setattr(compiler, "compile_graph", slow_compile)
-    trace = function_module.Function._polymorphic_trace
+    signature_traces = importlib.import_module("minitape.signature_traces")
+    trace = signature_traces._polymorphic_trace
 
-    def slow_trace(self):
+    def slow_trace(fn):
         traced.append(1)
         threading.Event().wait(0.02)
-        return trace(self)
+        return trace(fn)
 
-    monkeypatch.setattr(function_module.Function, "_polymorphic_trace", slow_trace)
+    monkeypatch.setattr(signature_traces, "_polymorphic_trace", slow_trace)
 
     @mt.function(jit_compile=True, input_signature=[mt.TensorSpec([None])])
     def f(x):

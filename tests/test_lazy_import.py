@@ -13,8 +13,9 @@ import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 # Loaded on first use, with everything only they import.
-LAZY = ["minitape.function", "minitape.tracing", "minitape.signatures", "minitape.graph",
-        "minitape.compiler", "minitape.saved_model", "minitape.saved_model.reader",
+LAZY = ["minitape.function", "minitape.concrete", "minitape.signature_traces",
+        "minitape.tracing", "minitape.signatures", "minitape.graph",
+        "minitape.compiler", "minitape.program", "minitape.saved_model", "minitape.saved_model.reader",
         "minitape.saved_model.writer", "minitape.display", "minitape.autodiff",
         "minitape.layers", "minitape.test", "minitape.math", "minitape.linalg", "minitape.nn",
         "minitape.random", "minitape.custom", "minitape.recipes", "minitape.specs"]
