@@ -19,7 +19,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from tools.kernels import CELL_TIMEOUT, NotebookClient, once_more_on_kernel_failure
+from tools.kernels import CELL_TIMEOUT, NotebookClient
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
@@ -94,7 +94,6 @@ def _error(cell):
     return None
 
 
-@once_more_on_kernel_failure
 def round_trip(instructor, student, workdir, timeout=CELL_TIMEOUT):
     """Run the student copy top to bottom in one kernel, with errors allowed.
     At each check cell: record whether it failed on the blank exercise, then
@@ -179,7 +178,6 @@ for _name, _saved in _tried_rules.items():
 """
 
 
-@once_more_on_kernel_failure
 def try_answers(instructor, answers, workdir, timeout=CELL_TIMEOUT, checks=False):
     """Run the instructor's notebook top to bottom in one kernel; at each
     solution cell whose grade id is in `answers` (a dict: grade id -> {name:
