@@ -36,7 +36,7 @@ import weakref
 
 import nbclient
 
-# s per cell: the slowest cell of the course takes about 5 s on a busy machine.
+# s per cell: the slowest cell of the course takes about 4 s on 2 busy cores (docs/teaching.md).
 CELL_TIMEOUT = 90
 
 
