@@ -4,7 +4,7 @@ autograd, JAX and PyTorch; a chain of a million recorded ops; the import cost.
 Run from the repository root (docs/benchmarks.md says more):
 
     python benchmarks/run.py                              # print the tables
-    python benchmarks/run.py --write docs/benchmarks.md --write README.md
+    python benchmarks/run.py --write docs/benchmarks.md
     python benchmarks/run.py --quick                      # a smoke run, seconds
     python benchmarks/run.py --systems minitape,compiled,numpy --threads 1
 
@@ -917,7 +917,7 @@ def tables_block(rows, meta):
 
 
 def summary_block(rows, meta):
-    """The README's few lines: the headline ratios."""
+    """The summary's few lines (docs/benchmarks.md): the headline ratios."""
     def ratios(numerator, denominator, workloads):
         values = [(w, ratio(rows, numerator, denominator, w)) for w in workloads]
         return ", ".join(f"{w} {v:.2f}x" for w, v in values if v is not None) or "not measured"

@@ -8,8 +8,8 @@ those below it; docs/engine.md's reading order lists them, bottom up.
 registered before a tape needs it). The rest is loaded on first use
 (`__getattr__` below, the table `_LAZY`): `mt.function` (tracing, graphs and,
 for `jit_compile=True`, the compiler), `mt.saved_model`, `mt.autodiff`
-(forward mode), `mt.layers` and `mt.Module`, `mt.test` (the gradient checker,
-which needs `numpy.testing` and `unittest.mock`), the namespaces `mt.math`,
+(forward mode), `mt.layers` and `mt.Module`, `mt.test` (the gradient checker),
+the namespaces `mt.math`,
 `mt.linalg`, `mt.nn` and `mt.random`, `mt.custom_gradient` and its kin,
 `mt.TensorSpec`, and `display.py`, the HTML tables Jupyter shows for tensors
 and tapes. So importing minitape costs little more than importing NumPy
@@ -61,6 +61,9 @@ def __getattr__(name):
     `mt.layers`, `mt.Module`, ...), imported the first time they are used (PEP
     562: Python calls this for a name the package does not have yet)."""
     if name not in _LAZY:
+        if name in ("keras", "optimizers", "losses"):  # Keras: the error says what to write
+            raise _importlib.import_module(f"{__name__}.layers").beyond_the_guide(
+                "minitape", name)
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     module_name, attribute = _LAZY[name]
     module = _importlib.import_module(f"{__name__}.{module_name}")

@@ -51,7 +51,9 @@ class ForwardAccumulator:
     the tangent computations, so `tape.gradient(acc.jvp(y), x)` differentiates
     a JVP (reverse-over-forward). A tape inside it has its backward walk seen
     by the accumulator, so `acc.jvp(tape.gradient(loss, x))` is a
-    Hessian-vector product H v (forward-over-reverse).
+    Hessian-vector product H v (forward-over-reverse); that inner tape does
+    not record the tangent computations (a tangent's gradient is None by it),
+    as in TensorFlow.
     """
 
     _watch_accessed_variables = False  # `context.variable_accessed` asks every recorder
@@ -83,15 +85,16 @@ class ForwardAccumulator:
                 raise ValueError(f"ForwardAccumulator: tangent {i} has shape {t.shape}, "
                                  f"but its primal has shape {p.shape}")
             if p._id in self._tangents:  # which of the two tangents would count?
-                raise ValueError(f"ForwardAccumulator: primal {i} ({p!r}) appears more "
-                                 "than once among the primals; give each tensor once")
+                raise ValueError(f"ForwardAccumulator: primal {i} ({p!r}) was specified as "
+                                 "a primal multiple times. This may indicate an error. If it "
+                                 "was intended, please sum the corresponding tangents.")
             self._tangents[p._id] = t
             self._producer[p._id] = None
             self._primals.append(p)
 
     def __enter__(self):
         if any(r is self for r in state.tapes):
-            raise RuntimeError("ForwardAccumulator: this accumulator is already active")
+            raise ValueError("ForwardAccumulator: Accumulator is already recording.")
         state.tapes.append(self)
         return self
 
@@ -151,12 +154,16 @@ class _TangentPusher(list):
     def append(self, op):
         acc = self.accumulator
         # While the JVP rule runs, its ops are ours to compute, not to record,
-        # and inner accumulators (entered after us) must not record them either,
-        # as TensorFlow does. We pause them by letting them track nothing for a
-        # moment: `record` skips a recorder whose `_producer` is empty. Tapes and
-        # outer accumulators do record them: that is how tangents get derivatives.
+        # and tapes and accumulators entered after us must not record them
+        # either, as TensorFlow does: a tape inside the accumulator gives None
+        # for the gradient of a tangent (forward-over-reverse keeps no tangent
+        # computation on the inner tape). We pause them by letting them track
+        # nothing for a moment: `record` skips a recorder whose `_producer` is
+        # empty. Tapes and accumulators entered before us do record them: that
+        # is how tangents get derivatives (reverse-over-forward).
         index = next((i for i, r in enumerate(state.tapes) if r is acc), 0)
-        paused = [r for r in state.tapes[index:] if isinstance(r, ForwardAccumulator)]
+        paused = [r for r in state.tapes[index:]
+                  if isinstance(r, (GradientTape, ForwardAccumulator))]
         tracked = [r._producer for r in paused]
         for r in paused:
             r._producer = {}

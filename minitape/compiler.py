@@ -64,7 +64,7 @@ from .ops.unmoved_products import all_finite, unmoved_kernel
 from .program_masks import (MasksNeeded, check_finite, is_true, mask_is_idle, masks_in_place,
                             moved, same_value)
 from .program_seeds import identity_stack, seed_of, seed_product
-from .tensor import Tensor, Variable
+from .tensor import Tensor, Variable, assigning
 
 __all__ = ["compile_graph", "Program", "LINES"]
 
@@ -164,17 +164,20 @@ def assign(variable, value):
 
 
 def assign_add(variable, value, sign=1):
-    """As Variable.assign_add: an integer result that would wrap around raises."""
-    old, delta = variable._value, np.asarray(value, variable.dtype)
-    if old.dtype.kind in "iu":
-        op = "assign_add" if sign > 0 else "assign_sub"
-        new = arguments.exact_sum(variable._what(op), old, delta, sign)
-    else:
-        with np.errstate(over="ignore"):  # (as exact_sum: inf without a warning)
-            new = old + delta if sign > 0 else old - delta
-    new = np.asarray(new, variable.dtype)  # a new array: frozen without a copy
-    new.flags.writeable = False
-    variable._value = new
+    """As Variable.assign_add: an integer result that would wrap around raises;
+    read and write as one step (another thread's assignment is never lost)."""
+    delta = np.asarray(value, variable.dtype)
+    with assigning:
+        old = variable._value
+        if old.dtype.kind in "iu":
+            op = "assign_add" if sign > 0 else "assign_sub"
+            new = arguments.exact_sum(variable._what(op), old, delta, sign)
+        else:
+            with np.errstate(over="ignore"):  # (as exact_sum: inf without a warning)
+                new = old + delta if sign > 0 else old - delta
+        new = np.asarray(new, variable.dtype)  # a new array: frozen without a copy
+        new.flags.writeable = False
+        variable._value = new
 
 
 def assign_sub(variable, value):

@@ -11,6 +11,7 @@ class _ThreadState(_local):
         self.variable_watchers = []  # lists that collect the variables read (custom_gradient)
         self.value_readers = []      # traces, told of each value read as a Python value
         self.derivative = None       # None, or "adjoint" (gradient call), "tangent" (JVP rule)
+        self.traced_values = None    # while tracing: variable id -> the value the trace gave it
 
 
 state = _ThreadState()

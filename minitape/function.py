@@ -49,6 +49,7 @@ class ConcreteFunction:
         self._programs = {}  # input shapes (None: the traced ones) -> compiled Program
         self._jit = bool(getattr(function, "jit_compile", False))
         self._fast = None  # the program a call runs when nothing watches and nothing is checked
+        self._compiling = threading.Lock()  # one compilation per shapes, whatever the threads
 
     @property
     def inputs(self):
@@ -103,12 +104,21 @@ class ConcreteFunction:
                     f"{show(given)} (call the mt.function itself, which traces again)")
 
     def program(self, tensors=None):
-        """The compiled program for these input tensors (made once per shapes)."""
+        """The compiled program for these input tensors (made once per shapes,
+        also when several threads call at once)."""
         graph = self.graph
         shapes = None if tensors is None or graph.symbolic_inputs is None else \
             tuple(tuple(t.shape) for t in tensors)
+        program = self._programs.get(shapes)
+        if program is None:
+            with self._compiling:
+                program = self._compile(shapes, tensors)
+        return program
+
+    def _compile(self, shapes, tensors):
+        graph = self.graph
         programs = self._programs
-        program = programs.get(shapes)
+        program = programs.get(shapes)  # (another thread may have made it meanwhile)
         if program is None:
             while len(programs) >= MAX_TRACES:  # one per shape: bounded, oldest first
                 programs.pop(next(iter(programs)))
@@ -162,6 +172,9 @@ class _ByValue:
         if concrete is None:
             function = self._function
             with function._lock:
+                concrete = self.traces.get(self._value_key(tensors))
+                if concrete is not None:  # another thread traced it meanwhile
+                    return concrete
                 concrete = function._trace(self._template, tensors, self._key)
                 if not set(concrete.graph.value_inputs) <= set(self.which):
                     # this value took a path that uses more arguments' values
@@ -278,7 +291,9 @@ class Function:
 
     def _polymorphic_signature_trace(self):
         if self._polymorphic is _NOT_YET:
-            self._polymorphic = self._polymorphic_trace()
+            with self._lock:  # traced once, also when several threads ask at once
+                if self._polymorphic is _NOT_YET:
+                    self._polymorphic = self._polymorphic_trace()
         return self._polymorphic
 
     def _trace(self, template, tensors, key, count=True):
@@ -401,7 +416,9 @@ class Function:
                     any_rank or None not in polymorphic.graph.symbolic_inputs):
                 return polymorphic
         if self._signature_concrete is None:
-            self._signature_concrete = self._exact_signature_trace()
+            with self._lock:
+                if self._signature_concrete is None:
+                    self._signature_concrete = self._exact_signature_trace()
         return self._signature_concrete
 
     def _exact_signature_trace(self):

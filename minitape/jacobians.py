@@ -109,8 +109,8 @@ def batch_jacobian(self, target, source, unconnected_gradients=UnconnectedGradie
     (source,) = as_sources([source], "batch_jacobian")
     if target.ndim < 1 or source.ndim < 1 or target.shape[0] != source.shape[0]:
         raise ValueError(
-            f"batch_jacobian: the first (batch) dimensions of the target {target.shape} "
-            f"and the source {source.shape} must be equal")
+            f"batch_jacobian: Need first dimension of target shape ({target.shape}) and "
+            f"source shape ({source.shape}) to match: they are the batch")
     b, ttail, stail = target.shape[0], target.shape[1:], source.shape[1:]
     m, n = math.prod(ttail), math.prod(stail)
     direction = _pick_direction(self, experimental_direction, target, [source],

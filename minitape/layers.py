@@ -2,6 +2,12 @@
 
 A Module finds its variables by looking at its attributes (and at modules,
 lists and dicts stored there), in the order they were set.
+
+These are the layers the guide differentiates, and no more: Keras's models,
+optimizers, losses and other layers are not part of minitape. A name a
+student reaches for next (`mt.layers.Sequential`, `mt.layers.Dropout`,
+`mt.keras`, `mt.optimizers`, `mt.losses`) raises an AttributeError that says
+so and shows the training step the course writes by hand (`beyond_the_guide`).
 """
 import numpy as np
 
@@ -210,3 +216,47 @@ class BatchNormalization(Layer):
             variance = self.moving_variance
         return centred / sqrt(variance + self.epsilon) * self.gamma + self.beta
 
+
+
+# --- names of Keras that minitape leaves out -----------------------------------------
+
+TRAINING_BY_HAND = """\
+minitape is TensorFlow's tape and what the guide differentiates (the ops, mt.layers.Dense
+and BatchNormalization, mt.Module), not Keras. The course trains by hand
+(notebook 06, "Training with the penalty"):
+    with mt.GradientTape() as tape:
+        loss = mt.reduce_mean((model(x) - target) ** 2)
+    grads = tape.gradient(loss, model.trainable_variables)
+    for v, g in zip(model.trainable_variables, grads):
+        v.assign_sub(learning_rate * g)"""
+
+# name -> what to write instead (TensorFlow's name first)
+BEYOND_THE_GUIDE = {
+    "keras": "tf.keras: write mt.layers for tf.keras.layers (Dense, BatchNormalization) and "
+             "make a model an mt.Module",
+    "optimizers": "tf.optimizers: a step of gradient descent is v.assign_sub(learning_rate * g)",
+    "losses": "tf.losses: write the loss with ops, e.g. mt.reduce_mean((y - target) ** 2), "
+              "or use mt.nn.l2_loss and mt.nn.softmax_cross_entropy_with_logits",
+    "Sequential": "tf.keras.Sequential: call the layers in turn (for layer in layers: "
+                  "x = layer(x)) in an mt.Module that keeps them in a list",
+    "Dropout": "tf.keras.layers.Dropout: multiply by a mask, "
+               "mt.cast(mt.random.uniform(x.shape) >= rate, x.dtype) / (1 - rate), "
+               "while training",
+}
+
+
+def beyond_the_guide(module, name):
+    """The AttributeError for `module.name`: for a name of BEYOND_THE_GUIDE,
+    what minitape covers and how the course trains instead."""
+    if name not in BEYOND_THE_GUIDE:
+        return AttributeError(f"module {module!r} has no attribute {name!r}")
+    return AttributeError(f"{module}.{name}: minitape has no {BEYOND_THE_GUIDE[name]}.\n"
+                          f"{TRAINING_BY_HAND}")
+
+
+def __getattr__(name):
+    """`mt.layers.Sequential` and `mt.layers.Dropout`: the error says what to do."""
+    if name in ("Sequential", "Dropout"):
+        raise beyond_the_guide(__name__, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r} (minitape's layers: "
+                         f"Dense, BatchNormalization; its container: mt.Module)")

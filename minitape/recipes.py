@@ -8,7 +8,7 @@
 """
 import functools
 
-from . import nest
+from . import nest, ops
 from .context import state, variable_accessed
 from .custom import custom_gradient
 from .tape import GradientTape, UnconnectedGradients
@@ -47,10 +47,14 @@ def recompute_grad(f):
 
     def grad_for(args, kwargs):
         def grad(*upstream, variables=None):
-            sources = [x for x in args if is_floating(x.dtype)] + list(variables or [])
+            # f runs on copies, one per argument, so the same tensor passed twice
+            # (`g(x, x)`) gets the gradient of each use apart, as TensorFlow's
+            # recompute_grad does; by x itself, each would get both (twice the sum).
+            copies = [ops.identity(x) if is_floating(x.dtype) else x for x in args]
+            sources = [c for c in copies if is_floating(c.dtype)] + list(variables or [])
             with GradientTape() as tape:
                 tape.watch(sources)
-                again = f(*args, **kwargs)
+                again = f(*copies, **kwargs)
             grads = tape.gradient(nest.flatten(again), sources, output_gradients=list(upstream),
                                   unconnected_gradients=UnconnectedGradients.ZERO)
             grads = iter(grads)

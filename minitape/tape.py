@@ -32,7 +32,8 @@ def check_unconnected(value):
     """`unconnected_gradients` as one of UnconnectedGradients' values."""
     value = getattr(value, "value", value)  # also accept an enum-like object
     if value not in (UnconnectedGradients.NONE, UnconnectedGradients.ZERO):
-        raise ValueError(f"unconnected_gradients must be 'none' or 'zero', got {value!r}")
+        raise ValueError(f"Unknown value for unconnected_gradients: {value!r} (use 'none' or "
+                         "'zero': mt.UnconnectedGradients.NONE or ZERO)")
     return value
 
 
@@ -64,7 +65,8 @@ class GradientTape:
     # --- recording -----------------------------------------------------------
     def __enter__(self):
         if self._is_recording():
-            raise RuntimeError("GradientTape: this tape is already recording")
+            raise ValueError("GradientTape: Tape is still recording, This can happen if you "
+                             "try to re-enter an already-active tape.")
         self._entered = True
         state.tapes.append(self)
         return self

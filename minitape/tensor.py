@@ -11,7 +11,7 @@ The arithmetic operators (`+`, `*`, `@`, ...) are attached in `ops/__init__.py`,
 once all ops exist.
 """
 import itertools
-import numbers
+from _thread import RLock  # threading.RLock, without `import threading` (see context.py)
 
 import numpy as np
 
@@ -163,15 +163,18 @@ class Tensor(TensorLike):
         return f"mt.Tensor({text}, shape={self.shape}, dtype={_dtype_name(self.dtype)})"
 
 
+assigning = RLock()  # held to read and write a variable as one step: no thread loses one
+
+
 class Variable(TensorLike):
     """A mutable value (model weights). Ops read it as a Tensor snapshot."""
 
-    __slots__ = ("_value", "_id", "trainable", "_name", "__weakref__")
+    __slots__ = ("_stored", "_id", "trainable", "_name", "__weakref__")
 
     def __init__(self, initial_value, trainable=True, name=None, dtype=None):
         if callable(initial_value):
             initial_value = initial_value()
-        self._value = _frozen(_to_numpy(initial_value, as_dtype(dtype, "Variable"), "Variable"))
+        self._stored = _frozen(_to_numpy(initial_value, as_dtype(dtype, "Variable"), "Variable"))
         self._id = new_id()
         self.trainable = bool(trainable)
         if name is not None and not isinstance(name, str):
@@ -179,6 +182,20 @@ class Variable(TensorLike):
                             f"{type(name).__name__} {name!r}")
         # 'Variable:0' when unnamed, as in eager TensorFlow (tapes know ids, not names)
         self._name = "Variable" if name is None else name
+
+    @property
+    def _value(self):
+        """The value; while this thread traces a function assigning the variable,
+        the trace's own (tracing never changes a variable other threads use)."""
+        traced = state.traced_values
+        return traced.get(self._id, self._stored) if traced else self._stored
+
+    @_value.setter
+    def _value(self, array):
+        if state.traced_values is None:
+            self._stored = array
+        else:
+            state.traced_values[self._id] = array
 
     @property
     def name(self):
@@ -209,26 +226,22 @@ class Variable(TensorLike):
         return new
 
     def assign(self, value, read_value=True):
-        new = self._new_value(value, "assign")
-        if state.tapes:
-            variable_assigned(self, value, "assign")
-        self._value = _frozen(new)
-        return self if read_value else None
+        return self._set(value, 0, "assign", read_value)
 
     def assign_add(self, delta, read_value=True):
-        new = arguments.exact_sum(self._what("assign_add"), self._value,
-                                  self._new_value(delta, "assign_add"), 1)
-        if state.tapes:
-            variable_assigned(self, delta, "assign_add")
-        self._value = _frozen(new)
-        return self if read_value else None
+        return self._set(delta, 1, "assign_add", read_value)
 
     def assign_sub(self, delta, read_value=True):
-        new = arguments.exact_sum(self._what("assign_sub"), self._value,
-                                  self._new_value(delta, "assign_sub"), -1)
-        if state.tapes:
-            variable_assigned(self, delta, "assign_sub")
-        self._value = _frozen(new)
+        return self._set(delta, -1, "assign_sub", read_value)
+
+    def _set(self, value, sign, op, read_value):
+        new = self._new_value(value, op)
+        with assigning:  # read and write as one step
+            if sign:
+                new = arguments.exact_sum(self._what(op), self._value, new, sign)
+            if state.tapes:
+                variable_assigned(self, value, op)
+            self._value = _frozen(new)
         return self if read_value else None
 
     def __repr__(self):
@@ -332,30 +345,3 @@ def convert_to_tensor(value, dtype=None, name=None):
                         "use mt.cast")
     return Tensor(np.array(_to_numpy(value, dtype, "convert_to_tensor")))
 
-
-def operand(value, like, op_name):
-    """Convert `value` for an op whose other operand is the tensor `like`:
-    Python numbers and arrays take `like`'s dtype; two tensors must agree."""
-    kind = type(value)
-    if kind is Tensor:
-        t = value
-    elif kind is Variable:
-        t = value.read_value()
-    elif kind is float or kind is int or (isinstance(value, numbers.Number)
-                                          and not isinstance(value, np.generic)):
-        dtype = like._value.dtype
-        if isinstance(value, complex) and dtype.kind != "c":
-            raise TypeError(f"{op_name}: cannot combine the {dtype} tensor with the "
-                            f"complex number {value!r}")
-        if dtype.kind in "iub" and not float(value).is_integer():
-            raise TypeError(f"{op_name}: cannot combine the {dtype} tensor with "
-                            f"the non-integer number {value!r}")
-        if dtype.kind in "iub":  # 300 does not fit an int8 tensor (NumPy: OverflowError)
-            arguments.in_range(op_name, value, dtype)
-        return Tensor(dtype.type(value))
-    else:
-        return Tensor(np.array(_to_numpy(value, like._value.dtype, op_name)))
-    if t._value.dtype != like._value.dtype:
-        raise TypeError(f"{op_name}: the operands have different dtypes, "
-                        f"{like.dtype} and {t.dtype}; cast one with mt.cast")
-    return t

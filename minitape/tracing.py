@@ -12,7 +12,9 @@ Variable reads are snapshots: a read of a variable the function assigns
 becomes an Identity node where it was read (before the first assignment, or
 just after the one that gave its value), so later assignments never change
 it. Assignments (`v.assign`, `assign_add`, `assign_sub`) are AssignVariableOp
-nodes and happen again at each call.
+nodes and happen again at each call. While tracing, the values they give are
+the trace's own (`state.traced_values`): tracing never changes a variable, so
+another thread's assignments made meanwhile are kept, as in TensorFlow.
 
 Values read as Python values. `int(t)`, `t.numpy()`, `np.asarray(t)`, and so
 an index (`x[i]`), a shape (`mt.reshape(x, s)`), `pad`'s fill or a Python `if`
@@ -138,8 +140,8 @@ class Tracer:
     def _variable_assigned(self, variable, value, mode):
         """`variable.assign*(value)` during the trace (the engine calls this just
         before the value changes): record it as an AssignVariableOp node, so every
-        call assigns. The trace sees the new value from then on, and the variable
-        gets its old value back when the trace ends."""
+        call assigns. The trace sees the new value from then on; the variable
+        itself never sees it (the value is the trace's: `state.traced_values`)."""
         x = value if type(value) is Tensor and value.dtype == variable.dtype else \
             convert_to_tensor(value, dtype=variable.dtype)
         self._settle()
@@ -222,16 +224,19 @@ class Tracer:
     def active(self):
         """Make this trace the only recorder (outer tapes pause while tracing; they
         record the replay instead)."""
-        saved = state.tapes, state.variable_watchers, state.value_readers, state.derivative
+        saved = (state.tapes, state.variable_watchers, state.value_readers, state.derivative,
+                 state.traced_values)
         state.tapes, state.variable_watchers = [self], [self._watcher]
         state.value_readers, state.derivative = [self._value_read], None
+        # The values the trace assigns are its own (a trace inside a trace starts
+        # from the outer one's): the variables never change, the replay assigns.
+        state.traced_values = dict(saved[-1] or {})
         try:
             yield self
         finally:
-            state.tapes, state.variable_watchers, state.value_readers, state.derivative = saved
             self._settle()
-            for variable, old in self._assigned.values():
-                variable._value = old  # the replay will assign
+            (state.tapes, state.variable_watchers, state.value_readers, state.derivative,
+             state.traced_values) = saved
 
     # --- names for values ---------------------------------------------------------
     def _variable(self, tid):
@@ -375,7 +380,7 @@ class Tracer:
                 return None
             if isinstance(x, TensorLike):
                 return ref(x)
-            if isinstance(x, (bool, int, float, complex, np.ndarray, np.generic)):
+            if isinstance(x, (bool, int, float, complex, str, bytes, np.ndarray, np.generic)):
                 return Ref("c", frozen(convert_to_tensor(x)._value))
             raise TypeError(f"mt.function {self.name} returned a {type(x).__name__} "
                             f"({x!r}); a function may return tensors, variables, numbers "

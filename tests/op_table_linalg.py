@@ -153,6 +153,83 @@ CASES += [
 ]
 
 
+# The spectral norm's second derivative goes through the SVD's rules (issue 30).
+CASES += [
+    case("norm-spectral", lambda a: mt.norm(a, ord=2, axis=[0, 1]), W(3, 2)),
+    case("norm-spectral-batch-axes", lambda a: mt.norm(a, ord=2, axis=[2, 1]), W(2, 3, 3)),
+]
+
+
+# Complex matrices, from real and imaginary parts: the rows return real
+# numbers that do not depend on the phases of the columns of V (or U and V
+# together), the only freedom of the vectors of a complex eigh or svd.
+def _unitary(n, k):
+    q, _ = np.linalg.qr(_rng.standard_normal((n, k)) + 1j * _rng.standard_normal((n, k)))
+    return q
+
+
+def _parts(z):
+    return np.stack([z.real, z.imag])
+
+
+def _hermitian_parts():
+    """Real and imaginary parts, halved, of a Hermitian matrix with eigenvalues
+    -1, 0.5, 2 (the row adds each part to its (conjugate) transpose)."""
+    q = _unitary(3, 3)
+    return _parts(q @ np.diag([-1.0, 0.5, 2.0]) @ q.conj().T / 2)
+
+
+def _complex_w(m, n):
+    """The real and imaginary parts of a complex matrix with singular values well apart."""
+    k = min(m, n)
+    return _parts(_unitary(m, k) @ np.diag(1.0 + 1.2 * np.arange(k)[::-1])
+                  @ _unitary(n, k).conj().T)
+
+
+def _hermitian(p):
+    return mt.complex(p[0] + mt.transpose(p[0]), p[1] - mt.transpose(p[1]))
+
+
+def _gauge_free_c(*factors):
+    """|entries|^2 of V (or U), flattened: free of the columns' phases."""
+    return [mt.reshape(mt.math.real(x * mt.math.conj(x)), [-1]) for x in factors]
+
+
+def _product_parts(u, s, v):
+    y = mt.matmul(u * mt.cast(s, u.dtype), v, adjoint_b=True)
+    return [mt.reshape(mt.math.real(y), [-1]), mt.reshape(mt.math.imag(y), [-1])]
+
+
+CASES += [
+    case("linalg.eigh-complex", lambda p: mt.concat(
+        [mt.math.real(la.eigh(_hermitian(p))[0])] +
+        _gauge_free_c(la.eigh(_hermitian(p))[1]), 0), _hermitian_parts()),
+    case("linalg.eigh-complex-product", lambda p: mt.concat(_product_parts(
+        la.eigh(_hermitian(p))[1], mt.constant([1.0, -2.0, 0.5]), la.eigh(_hermitian(p))[1]),
+        0), _hermitian_parts()),
+    case("linalg.eigvalsh-complex", lambda p: mt.math.real(la.eigvalsh(_hermitian(p))),
+         _hermitian_parts()),
+    case("linalg.svd-complex-s", lambda p: la.svd(mt.complex(p[0], p[1]), compute_uv=False),
+         _complex_w(3, 2)),
+    case("linalg.svd-complex-square", lambda p: mt.concat(
+        [la.svd(mt.complex(p[0], p[1]))[0]] + _gauge_free_c(*la.svd(mt.complex(p[0], p[1]))[1:]) +
+        _product_parts(la.svd(mt.complex(p[0], p[1]))[1], mt.constant([1.0, -2.0, 0.5]),
+                       la.svd(mt.complex(p[0], p[1]))[2]), 0), _complex_w(3, 3)),
+    case("linalg.svd-complex-deep", lambda p: mt.concat(
+        _gauge_free_c(*la.svd(mt.complex(p[0], p[1]))[1:]) +
+        _product_parts(la.svd(mt.complex(p[0], p[1]))[1], mt.constant([1.0, -2.0]),
+                       la.svd(mt.complex(p[0], p[1]))[2]), 0), _complex_w(3, 2)),
+    case("linalg.svd-complex-wide", lambda p: mt.concat(
+        _gauge_free_c(*la.svd(mt.complex(p[0], p[1]))[1:]) +
+        _product_parts(la.svd(mt.complex(p[0], p[1]))[1], mt.constant([1.0, -2.0]),
+                       la.svd(mt.complex(p[0], p[1]))[2]), 0), _complex_w(2, 3)),
+    case("linalg.svd-complex-full-deep", lambda p: mt.concat(_gauge_free_c(
+        *la.svd(mt.complex(p[0], p[1]), full_matrices=True)[1:]), 0), _complex_w(3, 2)),
+    case("norm-spectral-complex", lambda p: mt.norm(mt.complex(p[0], p[1]), ord=2,
+                                                    axis=[0, 1]), _complex_w(3, 2)),
+]
+
+
 # eig's rules conjugate with TensorFlow's Conj and Real op types, whose own
 # rules come with the complex-number family (ops/complex.py): where it is
 # present, eig gets every check of the table. Its results are complex, so the

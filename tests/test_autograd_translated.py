@@ -125,7 +125,7 @@ def test_power_arg0_zero_exponent():
     """autograd's #116: d/dx x**0 at x = 0. autograd answers 0 to first and second order;
     TensorFlow 2.21 answers NaN to both (0 * 0**-1). minitape gives TensorFlow's NaN to
     first order and 0 to second: pow's gradient drops a zero upstream gradient (the
-    README's row "a zero tangent meeting an infinite partial derivative"; measured
+    docs/differences.md's row "a zero tangent meeting an infinite partial derivative"; measured
     against TensorFlow in tests/conformance/cases_elementwise.py)."""
     x = mt.constant(0.0, dtype=mt.float64)
     with mt.GradientTape() as t2:

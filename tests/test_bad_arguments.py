@@ -267,7 +267,16 @@ ROWS = [
      ("pad", "1.5")),
     ("pad-negative-width", lambda s: mt.pad(s.x, [[-1, 0], [0, 0]]), ValueError,
      ("pad", "-1")),
-    ("pad-wrong-length", lambda s: mt.pad(s.x, [[1, 0]]), ValueError, ("pad", "[[1, 0]]")),
+    ("pad-wrong-length", lambda s: mt.pad(s.x, [[1, 0]]), ValueError,
+     ("pad", "[[1, 0]]", "(2, 3)")),
+    ("pad-three-columns", lambda s: mt.pad(s.x, [[1, 0, 0], [0, 0, 0]]), ValueError,
+     ("pad", "(2, 3)")),
+    ("pad-unknown-mode", lambda s: mt.pad(s.x, [[1, 0], [0, 0]], mode="wrap"), ValueError,
+     ("pad", "mode", "WRAP")),
+    # a rank TensorFlow refuses too ("too many dimensions"); the message names
+    # the tensor's shape (issue 30)
+    ("reshape-huge-rank", lambda s: mt.reshape(s.x, [1] * 300), ValueError,
+     ("reshape", "300 dimensions", "(2, 3)")),
     ("pad-none", lambda s: mt.pad(s.x, None), TypeError, ("pad", "None")),
     ("pad-string-widths", lambda s: mt.pad(s.x, "ab"), TypeError, ("pad", "ab")),
     ("pad-string-constant", lambda s: mt.pad(s.x, [[1, 0], [0, 0]], constant_values="a"),

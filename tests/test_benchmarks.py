@@ -123,7 +123,7 @@ def test_the_docs_tables_are_what_the_harness_writes():
     assert [t[1] for t in in_docs[:3]] == [t[1] for t in written[:3]]
     text = bench.read_block(bench.ROOT + "/docs/benchmarks.md", "tables")
     assert "(--quick)" not in text and "not installed" not in text
-    summary = bench.read_block(bench.ROOT + "/README.md", "summary")
+    summary = bench.read_block(bench.ROOT + "/docs/benchmarks.md", "summary")
     assert [line.split(":")[0] for line in summary.splitlines()] == \
         [line.split(":")[0] for line in bench.summary_block(rows, meta).splitlines()]
 

@@ -254,6 +254,19 @@ def _wait_until(check, timeout, what, page):
         page.wait_for_timeout(200)
 
 
+def _ran(cell):
+    """Whether a code cell ran in this session: its prompt shows a number. A
+    folded cell (docs/notebooks.md) has no prompt on the page, only its first
+    line: a check cell ran if it shows its "✓ " line; the Colab install cell
+    does nothing outside Colab and shows nothing."""
+    placeholder = cell.locator(".jp-InputPlaceholder")
+    if placeholder.count():
+        if placeholder.inner_text().strip().startswith("#@title Install minitape"):
+            return True
+        return "✓ " in cell.locator(".jp-OutputArea").inner_text()
+    return bool(re.search(r"\[\d+\]", cell.locator(".jp-InputPrompt").inner_text()))
+
+
 def _image_src(output):
     """The src of the explorer's plot (one <img> in its Output), or None."""
     images = output.locator("img")
@@ -310,8 +323,7 @@ def _run_explorer(page, lab):
     _wait_until(lambda: re.search(r"\[\d+\]", last_prompt.inner_text())
                 and status.inner_text().rstrip().endswith("Idle"),
                 RUN_ALL_TIMEOUT, "Run All Cells to finish", page)
-    unrun = [i for i in range(n_code)
-             if not re.search(r"\[\d+\]", code_cells.nth(i).locator(".jp-InputPrompt").inner_text())]
+    unrun = [i for i in range(n_code) if not _ran(code_cells.nth(i))]
     assert not unrun, f"code cells {unrun} did not run"
 
     # The sigmoid explorer: an ipywidgets slider labelled `delta` and the

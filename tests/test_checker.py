@@ -212,62 +212,56 @@ def test_compute_gradient_catches_wrong_rule():
     np.testing.assert_allclose(theoretical[0], 1.5 * numerical[0], rtol=1e-6)
 
 
-# --- check_untouched: the graded checks' own tools -------------------------------------
-
-def test_nothing_is_replaced_in_a_fresh_process():
-    from minitape.test import untouched
-    assert untouched() == []
-
-
-@pytest.mark.parametrize("target, replacement, named", [
-    ("numpy.testing.assert_allclose", lambda *a, **k: None, "numpy.testing.assert_allclose"),
-    ("numpy.allclose", lambda *a, **k: True, "numpy.allclose"),
-    ("math.isclose", lambda *a, **k: True, "math.isclose"),
-    ("math.isclose", max, "math.isclose"),              # another built-in under its name
-    ("builtins.all", any, "builtins.all"),
-    ("unittest.mock.patch.object", lambda *a, **k: None, "unittest.mock.patch.object"),
-    ("minitape.GradientTape.gradient", lambda *a, **k: None, "GradientTape.gradient"),
-    ("minitape.registry.lookup", lambda op: None, "minitape.registry.lookup"),
-    # one level down: a helper the shipped function calls
-    ("numpy.testing._private.utils.assert_array_compare", lambda *a, **k: None,
-     "numpy.testing.assert_allclose"),
-])
-def test_a_replaced_tool_is_named(monkeypatch, target, replacement, named):
-    """Issue 19: an answer cell could patch the checker
-    (`np.testing.assert_allclose = lambda *a, **k: None`) and pass any check."""
-    import importlib
-
-    from minitape.test import check_untouched, untouched
-    module_name, attribute = target.rsplit(".", 1)
-    try:
-        owner = importlib.import_module(module_name)
-    except ImportError:  # a class or an attribute path: minitape.GradientTape, mock.patch
-        parent, name = module_name.rsplit(".", 1)
-        owner = getattr(importlib.import_module(parent), name)
-    monkeypatch.setattr(owner, attribute, replacement)
-    assert any(named in r for r in untouched())
-    with pytest.raises(AssertionError, match="the check's own tools were replaced"):
-        check_untouched()
+def test_compute_gradient_treats_a_complex_number_as_two_real_ones():
+    # TensorFlow's gradient_checker_v2_test (testComplexMul, testComplexConj):
+    # rows Re y, Im y; columns Re x, Im x; arrays of x's real dtype (minitape
+    # gave complex (1, 1) Jacobians, and a numerical one that dropped Im x).
+    c = mt.constant(5 + 7j, dtype=mt.complex64)
+    theoretical, numerical = compute_gradient(lambda x: c * x, [mt.constant(1 + 2j, mt.complex64)])
+    assert isinstance(theoretical, tuple) and theoretical[0].dtype == np.float32
+    np.testing.assert_array_equal(theoretical[0], [[5, -7], [7, 5]])
+    np.testing.assert_allclose(numerical[0], [[5, -7], [7, 5]], rtol=1e-4)
+    z = mt.constant(np.array([1 + 2j, 3 - 1j]))
+    theoretical, numerical = compute_gradient(mt.math.conj, [z])
+    conj = np.kron(np.eye(2), [[1, 0], [0, -1]])
+    np.testing.assert_array_equal(theoretical[0], conj)
+    np.testing.assert_allclose(numerical[0], conj, rtol=1e-9)
+    # |z| of 3 + 4j: [[0.6, 0.8]]; a real x into a complex y: two rows per element.
+    theoretical, numerical = compute_gradient(mt.abs, [mt.constant(np.array([3 + 4j]))])
+    np.testing.assert_allclose(theoretical[0], [[0.6, 0.8]], rtol=1e-12)
+    np.testing.assert_allclose(numerical[0], [[0.6, 0.8]], rtol=1e-9)
+    x = mt.constant([1.0, 2.0], dtype=mt.float64)
+    theoretical, numerical = compute_gradient(lambda x: mt.complex(x * x, 2.0 * x), [x])
+    expected = [[2, 0], [2, 0], [0, 4], [0, 2]]
+    np.testing.assert_allclose(theoretical[0], expected, rtol=1e-12)
+    np.testing.assert_allclose(numerical[0], expected, rtol=1e-9)
 
 
-def test_a_dispatcher_wrapped_twice_is_as_shipped(monkeypatch):
-    """Issue 28: NumPy 2.0 and 2.1 (Colab's) wrap assert_array_almost_equal twice, and
-    the guard unwrapped one layer, so every right answer on Colab was called tampering."""
-    import functools
+def test_compute_gradient_of_an_empty_result_still_checks_the_gradient():
+    # testEmptySucceeds / testEmptyFails: (0, 0) Jacobians, but a gradient of the
+    # wrong shape, or a nonzero one, is a ValueError (minitape ran no gradient).
+    x = mt.constant(np.ones((0, 3)), dtype=mt.float32)
+    theoretical, numerical = compute_gradient(mt.identity, [x])
+    assert theoretical[0].shape == numerical[0].shape == (0, 0)
 
-    import numpy.testing
-    from minitape.test import untouched
-    shipped = numpy.testing.assert_array_almost_equal
-    while hasattr(shipped, "__wrapped__"):
-        shipped = shipped.__wrapped__
+    @mt.custom_gradient
+    def transposed_grad(x):
+        return mt.identity(x), lambda dy: mt.transpose(dy)
 
-    @functools.wraps(shipped)
-    def inner(*a, **k):
-        return shipped(*a, **k)
+    with pytest.raises(ValueError, match=r"shape \(3, 0\)"):
+        compute_gradient(transposed_grad, [x])
 
-    @functools.wraps(inner)
-    def outer(*a, **k):
-        return inner(*a, **k)
+    @mt.custom_gradient
+    def ones_grad(x):
+        return mt.identity(x), lambda dy: mt.ones_like(x)
 
-    monkeypatch.setattr(numpy.testing, "assert_array_almost_equal", outer)
-    assert untouched() == []
+    with pytest.raises(ValueError, match="Empty tensor with nonzero gradients"):
+        compute_gradient(lambda x: ones_grad(x)[:0], [mt.constant([1.0, 2.0])])
+
+
+def test_compute_gradient_takes_a_list_or_tuple_of_arguments():
+    # TensorFlow: ValueError "`x` must be a list or tuple of values convertible to a Tensor".
+    with pytest.raises(ValueError, match="`x` must be a list or tuple"):
+        compute_gradient(mt.sin, mt.constant([1.0]))
+    theoretical, _ = compute_gradient(lambda x: x * x, ([1.0, 2.0],))
+    np.testing.assert_array_equal(theoretical[0], [[2, 0], [0, 4]])

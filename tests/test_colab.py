@@ -1,8 +1,9 @@
 """The launch badges and the Colab install cell: generated from pyproject.toml
-(name, version, `[project.urls] Repository`), the same in every notebook; on
-Colab the cell installs only minitape, from PyPI or else the repository's
-archive at the version's tag, and stops with one short message when both fail.
-(tests/test_colab_install.py runs the cell against a local index and archive.)"""
+(name, `[project.urls] Repository`) and RELEASE.sha256 (the wheel, its
+version and SHA-256), the same in every notebook, a Colab form; on Colab the
+cell installs only that wheel, checked by its hash, from PyPI or else the
+repository's GitHub release, and stops with one short message when both fail.
+(tests/test_colab_install.py runs the cell against a local index and server.)"""
 import json
 import re
 import subprocess
@@ -19,19 +20,37 @@ from tools import colab
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
-REQUIREMENT = f"{PROJECT['name']}=={PROJECT['version']}"
 REPOSITORY = PROJECT["urls"]["Repository"]
-ARCHIVE = f"{REPOSITORY}/archive/refs/tags/v{PROJECT['version']}.tar.gz"
-PIP = [sys.executable, "-m", "pip", "install", "-q", "--no-deps"]
+RELEASED, SHA256 = colab.pinned()  # the wheel the cell installs
+REQUIREMENT = f"minitape=={RELEASED}"
+WHEEL_URL = f"{REPOSITORY}/releases/download/v{RELEASED}/minitape-{RELEASED}-py3-none-any.whl"
+PIP = [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--only-binary=:all:",
+       "--require-hashes", "-r"]
 
 
-def test_the_cell_installs_this_release_of_the_package_from_pyproject():
-    assert colab.requirement() == REQUIREMENT == f"minitape=={PROJECT['version']}"
+def test_the_cell_installs_the_pinned_wheel_by_its_hash():
+    assert re.fullmatch(r"[0-9a-f]{64}", SHA256)
     source = colab.cell_source()
-    assert f'"{REQUIREMENT}"' in source
-    assert f'"{ARCHIVE}"' in source  # the fallback: the tag of this version, as an archive
-    assert "git+" not in source  # no git needed
+    assert f'SHA256 = "{SHA256}"' in source
+    assert f'"PyPI": "{REQUIREMENT}"' in source
+    assert "git+" not in source and "archive" not in source  # nothing built from source
     assert "[" not in REQUIREMENT  # no extras: Colab has matplotlib and ipywidgets
+    from packaging.version import Version
+    assert Version(RELEASED) <= Version(PROJECT["version"])  # a release of this project
+
+
+def test_the_cell_is_a_colab_form_whose_title_says_what_it_does():
+    first_line = colab.cell_source().splitlines()[0]
+    assert first_line == (f"#@title Install minitape {RELEASED} (on Colab only: elsewhere "
+                          "this cell does nothing)")
+    assert colab.CODE_CELL_METADATA == {"cellView": "form", "jupyter": {"source_hidden": True}}
+
+
+def test_a_wrong_pin_file_is_refused(tmp_path):
+    wrong = tmp_path / "RELEASE.sha256"
+    wrong.write_text("minitape-0.1.0-py3-none-any.whl\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="one line"):
+        colab.pinned(wrong)
 
 
 def test_the_repository_is_a_github_url_named_once_in_pyproject():
@@ -52,25 +71,27 @@ def test_badges_and_cell_follow_the_repository_url():
     """A fork changes one line: every link follows."""
     fork = _pyproject_with_url("https://github.com/a-teacher/course")
     cell = colab.cell_source(fork)
-    assert "https://github.com/a-teacher/course/archive/refs/tags/v" in cell
+    assert 'REPOSITORY = "https://github.com/a-teacher/course"' in cell
     assert "mybinder.org/v2/gh/a-teacher/course/HEAD?urlpath=lab/tree/notebooks" in cell
     owner = REPOSITORY.removeprefix("https://github.com/")
     badge = colab.badge_cell_source("07_jacobians.ipynb", fork)
     assert owner not in cell + badge
-    assert "(https://colab.research.google.com/github/a-teacher/course/blob/main/notebooks/" \
+    assert f"(https://colab.research.google.com/github/a-teacher/course/blob/v{PROJECT['version']}/notebooks/" \
            "07_jacobians.ipynb)" in badge
     assert "(https://mybinder.org/v2/gh/a-teacher/course/HEAD?urlpath=lab/tree/notebooks/" \
            "07_jacobians.ipynb)" in badge
 
 
 def _without_generated_text(path):
-    """The file's text less what tools.colab writes (badges, the Colab cell)."""
+    """The file's text less what tools.colab writes (badges, the Colab cell, the
+    notebooks' links to the repository's pages)."""
     text = path.read_text(encoding="utf-8", errors="replace")
     if path.suffix == ".ipynb":
         nb = json.loads(text)
         generated = {colab.badge_cell_source(path.name), colab.cell_source()}
-        return "\n".join(colab.source_text(c) for c in nb["cells"]
-                         if colab.source_text(c) not in generated)
+        pages = re.escape(colab.project_url(""))  # links to the docs, as tools.colab writes them
+        return "\n".join(re.sub(rf"\]\({pages}[^)\s]*\)", "]()", colab.source_text(c))
+                         for c in nb["cells"] if colab.source_text(c) not in generated)
     if path == colab.README:
         return colab.readme_with_badges(text).replace(colab.badges(), "")
     return text
@@ -107,64 +128,83 @@ def test_every_notebook_starts_with_its_badges_and_exactly_the_colab_cell(path):
     assert colab.source_text(first) == colab.cell_source(), (
         f"{path.name}: run `python -m tools.colab` to write the Colab cell")
     assert first["outputs"] == []
+    for key, value in colab.CODE_CELL_METADATA.items():
+        assert first["metadata"].get(key) == value, f"{path.name}: the Colab cell is not a form"
 
 
-def _run_cell(source, on_colab, monkeypatch, returncode=0, stderr=""):
-    calls = []
+def _run_cell(monkeypatch, answers, on_colab=True):
+    """Run the Colab cell with pip replaced: `answers` is one (returncode,
+    stderr) per call. Returns [(pip's arguments, the requirement file's text)]."""
+    calls, answers = [], iter(answers)
 
     def fake_run(args, **kwargs):
-        calls.append(args)
-        return subprocess.CompletedProcess(args, returncode, stdout="", stderr=stderr)
+        calls.append((args[:-1], Path(args[-1]).read_text(encoding="utf-8")))
+        code, stderr = next(answers)
+        return subprocess.CompletedProcess(args, code, stdout="", stderr=stderr)
 
     monkeypatch.setattr(subprocess, "run", fake_run)
     if on_colab:
         monkeypatch.setitem(sys.modules, "google.colab", types.ModuleType("google.colab"))
     else:
         monkeypatch.delitem(sys.modules, "google.colab", raising=False)
-    exec(compile(source, "<colab cell>", "exec"), {})
+    exec(compile(colab.cell_source(), "<colab cell>", "exec"), {})
     return calls
 
 
 def test_the_cell_does_nothing_outside_colab(monkeypatch):
-    assert _run_cell(colab.cell_source(), False, monkeypatch) == []
+    assert _run_cell(monkeypatch, [], on_colab=False) == []
 
 
-def test_on_colab_the_cell_pip_installs_only_minitape(monkeypatch):
-    calls = _run_cell(colab.cell_source(), True, monkeypatch)
-    assert calls == [PIP + [REQUIREMENT]]  # --no-deps: nothing but minitape
+def test_on_colab_the_cell_pip_installs_only_the_pinned_wheel(monkeypatch):
+    calls = _run_cell(monkeypatch, [(0, "")])
+    # --no-deps: nothing but minitape; --only-binary: nothing built; the hash: nothing else
+    assert calls == [(PIP, f"{REQUIREMENT} --hash=sha256:{SHA256}\n")]
 
 
-def test_on_colab_the_cell_falls_back_to_the_archive_of_the_tag(monkeypatch):
-    answers = iter([1, 0])  # PyPI fails, the archive works
+def test_on_colab_the_cell_falls_back_to_the_github_release(monkeypatch):
+    calls = _run_cell(monkeypatch, [(1, "ERROR: No matching distribution"), (0, "")])
+    assert calls == [(PIP, f"{REQUIREMENT} --hash=sha256:{SHA256}\n"),
+                     (PIP, f"minitape @ {WHEEL_URL} --hash=sha256:{SHA256}\n")]
+    assert WHEEL_URL == colab.release_wheel_url(REPOSITORY, RELEASED)
 
-    def fake_run(args, **kwargs):
-        calls.append(args)
-        return subprocess.CompletedProcess(args, next(answers), stdout="",
-                                           stderr="ERROR: No matching distribution")
-    calls = []
-    monkeypatch.setattr(subprocess, "run", fake_run)
-    monkeypatch.setitem(sys.modules, "google.colab", types.ModuleType("google.colab"))
-    exec(compile(colab.cell_source(), "<colab cell>", "exec"), {})
-    assert calls == [PIP + [REQUIREMENT], PIP + [ARCHIVE]]
+
+def _message(monkeypatch, stderrs):
+    with pytest.raises(Exception) as info:
+        _run_cell(monkeypatch, [(1, stderr) for stderr in stderrs])
+    # IPython (Colab) prints exactly the message, no traceback, and "Run all" stops.
+    assert info.value._render_traceback_() == [str(info.value)]
+    return str(info.value).splitlines()
+
+
+OWN_MACHINE = (f"; or on your own machine: clone {REPOSITORY} and run the README's first "
+               "command.")
 
 
 def test_on_colab_two_failed_installs_stop_with_one_short_message(monkeypatch):
     pip_log = "Collecting stuff\n" * 50 + "ERROR: No matching distribution found for " + REQUIREMENT
-    with pytest.raises(Exception) as info:
-        _run_cell(colab.cell_source(), True, monkeypatch, returncode=1, stderr=pip_log)
-    message = str(info.value)
-    version = PROJECT["version"]
-    assert message.splitlines() == [
-        f"minitape {version} is not installed.",
+    lines = _message(monkeypatch, [pip_log, "ERROR: HTTP error 404 while getting x.whl"])
+    assert lines == [
+        f"minitape {RELEASED} is not installed.",
         f"From PyPI: ERROR: No matching distribution found for {REQUIREMENT}",
-        f"From {REPOSITORY} (tag v{version}): "
-        f"ERROR: No matching distribution found for {REQUIREMENT}",
-        "Next: open the course on Binder, which installs minitape from the repository itself: "
-        f"{colab.binder_url(REPOSITORY)}",
+        f"From {REPOSITORY} (release v{RELEASED}): not found (HTTP 404)",
+        "Next: open the course on Binder, which builds minitape from the repository itself: "
+        f"{colab.binder_url(REPOSITORY)}" + OWN_MACHINE,
     ]
-    assert "Collecting" not in message  # pip's last line, not its log
-    # IPython (Colab) prints exactly the message, no traceback, and "Run all" stops.
-    assert info.value._render_traceback_() == [message]
+
+
+# What pip writes when a file's hash is not the pinned one (pip 23 to 26).
+PIP_HASH_MISMATCH = (
+    "ERROR: THESE PACKAGES DO NOT MATCH THE HASHES FROM THE REQUIREMENTS FILE. If you have "
+    "updated the package versions, please update the hashes. Otherwise, examine the package "
+    "contents carefully; someone may have tampered with them.\n"
+    "    minitape==0.1.0 from https://files.example/minitape-0.1.0-py3-none-any.whl:\n"
+    "        Expected sha256 0000\n             Got        1111\n")
+
+
+def test_a_file_with_another_hash_is_refused_and_the_message_says_so(monkeypatch):
+    lines = _message(monkeypatch, [PIP_HASH_MISMATCH, PIP_HASH_MISMATCH])
+    assert lines[1] == "From PyPI: refused: the file there is not the wheel this course names"
+    assert lines[2].endswith("): refused: the file there is not the wheel this course names")
 
 
 # What pip (23 to 26) writes when it cannot reach an index or a URL: retries
@@ -185,33 +225,20 @@ PIP_OFFLINE_URL = (
     "to github.com before trying again.\n")
 
 
-def _message(monkeypatch, stderrs):
-    answers = iter(stderrs)
-
-    def fake_run(args, **kwargs):
-        return subprocess.CompletedProcess(args, 1, stdout="", stderr=next(answers))
-
-    monkeypatch.setattr(subprocess, "run", fake_run)
-    monkeypatch.setitem(sys.modules, "google.colab", types.ModuleType("google.colab"))
-    with pytest.raises(Exception) as info:
-        exec(compile(colab.cell_source(), "<colab cell>", "exec"), {})
-    return str(info.value).splitlines()
-
-
 def test_with_no_connection_the_message_says_so_and_suggests_a_new_runtime(monkeypatch):
     lines = _message(monkeypatch, [PIP_OFFLINE_INDEX, PIP_OFFLINE_URL])
     assert lines[1] == "From PyPI: no connection (pip could not reach the server)"
     assert lines[2].endswith("): no connection (pip could not reach the server)")
-    assert lines[3] == ("Next: this runtime reached neither server. Run Runtime > Disconnect "
-                        "and delete runtime, then run this cell again.")
+    assert lines[3] == ("Next: Runtime > Disconnect and delete runtime, then run this cell "
+                        "again (a new runtime may reach what this one could not)" + OWN_MACHINE)
 
 
-def test_one_server_reached_the_message_suggests_binder(monkeypatch):
-    not_found = "ERROR: HTTP error 404 while getting https://github.com/x.tar.gz\n"
-    lines = _message(monkeypatch, [PIP_OFFLINE_INDEX, not_found])
-    assert lines[1] == "From PyPI: no connection (pip could not reach the server)"
-    assert lines[2].endswith("): ERROR: HTTP error 404 while getting https://github.com/x.tar.gz")
-    assert lines[3].startswith("Next: open the course on Binder") and "mybinder.org" in lines[3]
+def test_binder_is_never_suggested_when_github_was_out_of_reach(monkeypatch):
+    """Binder builds from GitHub: no help to a runtime that cannot reach it."""
+    not_found = "ERROR: No matching distribution found for minitape==0.1.0\n"
+    lines = _message(monkeypatch, [not_found, PIP_OFFLINE_URL])
+    assert lines[2].endswith("): no connection (pip could not reach the server)")
+    assert "Binder" not in lines[3] and lines[3].startswith("Next: Runtime > Disconnect")
 
 
 def test_pips_drawn_errors_count_as_its_error_lines(monkeypatch):
@@ -222,7 +249,7 @@ def test_pips_drawn_errors_count_as_its_error_lines(monkeypatch):
 
 def test_the_site_cell_installs_the_bundled_wheel():
     assert colab.lite_cell_source().splitlines()[-1] == \
-        f"%pip install -q {REQUIREMENT} ipywidgets matplotlib"
+        f"%pip install -q minitape=={PROJECT['version']} ipywidgets matplotlib"
 
 
 def test_write_cell_changes_only_the_first_code_cell(tmp_path):
@@ -235,6 +262,9 @@ def test_write_cell_changes_only_the_first_code_cell(tmp_path):
     assert changed == [before["cells"].index(colab.first_code_cell(before))]
     assert colab.source_text(colab.first_code_cell(after)) == "print('other')"
     assert colab.write_cell(copy, "print('other')") is False
+    del after["cells"][changed[0]]["metadata"]["cellView"]  # not a form any more
+    copy.write_text(json.dumps(after), encoding="utf-8")
+    assert colab.write_cell(copy, "print('other')") is True
 
 
 def test_write_cell_adds_the_badge_cell_once_before_the_title(tmp_path):
@@ -263,7 +293,7 @@ def test_the_python_range_holds_colab_and_ci_runs_its_two_ends():
     older = f"3.{int(oldest.split('.')[1]) - 1}"
     assert older not in allowed, f"requires-python allows {older}, which CI does not run"
     assert sys.version_info >= (3, 11)  # the oldest allowed, so tomllib is there
-    # The whole README test command on the oldest; on the newest all of it but
+    # The whole test command (docs/testing.md) on the oldest; on the newest all of it but
     # the tests of the course's tooling (pyproject.toml's `tooling` marker), which
     # do not depend on the Python that runs pytest.
     lines = [line.strip() for line in ci.splitlines()]
@@ -277,6 +307,6 @@ def test_the_python_range_holds_colab_and_ci_runs_its_two_ends():
               if re.search(r"^(pytestmark = .*|@)pytest\.mark\.tooling|mark\.tooling[,\]]",
                            path.read_text(encoding="utf-8"), re.M)}
     assert marked == {"test_binder.py", "test_browser.py", "test_browser_explorers.py",
-                      "test_clean_clone.py", "test_colab_install.py",
-                      "test_exercise_shortcuts.py", "test_nbgrader.py",
-                      "test_notebook_figures.py", "test_rebuild_notebooks.py"}  # not the engine
+                      "test_clean_clone.py", "test_colab_install.py", "test_nbgrader.py",
+                      "test_notebook_figures.py", "test_rebuild_notebooks.py",
+                      "test_run_all_twice.py", "test_python_check.py"}  # not the engine

@@ -1,37 +1,39 @@
 """The Colab cell, run for real: Colab simulated by a fake `google.colab`
 module, pip by a fresh virtual environment whose only index is a local folder
 (in place of PyPI) and whose "repository" is an HTTP server on 127.0.0.1
-serving the source archive of tag v<version> (in place of GitHub).
+serving the wheel of the GitHub release v<version> (in place of GitHub). The
+cell pins the wheel built here, reproducibly, as a release pins it.
 
-Checked: with the package on the index, the cell installs it from there and
-nothing else; without it, from the archive of the tag (no git); with neither,
-it stops with the short message (what failed, what to try next) and installs
-nothing; with neither server reachable (a closed port), the message says "no
-connection" for both and suggests a new runtime. The venv's pip is the one
-Python bundles; test_colab.py feeds the cell newer pips' output. Not checked
-here: PyPI and GitHub themselves, and Colab's own runtime (its IPython shows
-the exception's `_render_traceback_`).
+Checked: with the wheel on the index, the cell installs it from there and
+nothing else; with a stranger's wheel of the same name and version on the
+index, pip refuses it (its SHA-256) and the cell installs the release's wheel
+from the repository; with neither, it stops with the short message (what
+failed, what to try next) and installs nothing; with neither server reachable
+(a closed port), the message says "no connection" for both and suggests a new
+runtime. The venv's pip is the one Python bundles; test_colab.py feeds the
+cell newer pips' output. Not checked here: PyPI and GitHub themselves, and
+Colab's own runtime (its IPython shows the exception's `_render_traceback_`).
 """
 import http.server
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
-import tarfile
 import threading
 from pathlib import Path
 
 import pytest
 
-from tools.package_source import copy as copy_package
-from tools import colab
+from tools import colab, package_source, release
 
 pytestmark = [pytest.mark.slow, pytest.mark.tooling]
 
 ROOT = Path(__file__).resolve().parent.parent
 VERSION = colab.project()["version"]
-TAG_PATH = f"/a-teacher/course/archive/refs/tags/v{VERSION}.tar.gz"
+WHEEL = release.wheel_name(VERSION)
+RELEASE_PATH = f"/a-teacher/course/releases/download/v{VERSION}/{WHEEL}"
 
 RUNNER = '''\
 import sys, types
@@ -45,12 +47,16 @@ except Exception as error:
 '''
 
 
-def _source_archive(path):
-    """What GitHub serves for a tag: the tree under one top folder."""
-    with tarfile.open(path, "w:gz") as tar:
-        for name in ("pyproject.toml", "README.md", "minitape"):
-            tar.add(ROOT / name, arcname=f"minitape-{VERSION}/{name}",
-                    filter=lambda t: None if "__pycache__" in t.name else t)
+def _strangers_wheel(tmp):
+    """A wheel of the same name and version that this project did not build."""
+    source = package_source.copy(tmp / "stranger-source")
+    init = source / "minitape" / "__init__.py"
+    init.write_text(init.read_text(encoding="utf-8") + "\nprint('not the course')\n",
+                    encoding="utf-8")
+    dist = tmp / "stranger"
+    subprocess.run([sys.executable, "-m", "build", "--wheel", "--outdir", str(dist),
+                    str(source)], capture_output=True, check=True)
+    return dist / WHEEL
 
 
 class _Server:
@@ -84,32 +90,26 @@ def world(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("colab")
     env = {k: v for k, v in os.environ.items()
            if not k.startswith("PIP_") and k != "PYTHONPATH"}
-    # The wheel, and setuptools for building the archive (pip's isolated build).
-    dist = tmp / "dist"
-    source = copy_package(tmp / "source")  # not in the checkout: see package_source.py
-    build = subprocess.run([sys.executable, "-m", "build", "--wheel", "--outdir", str(dist),
-                            str(source)], capture_output=True, text=True)
-    assert build.returncode == 0, build.stderr[-3000:]
-    (wheel,) = dist.glob("minitape-*.whl")
-    setuptools = tmp / "setuptools"
-    got = subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps",
-                          "--only-binary=:all:", "setuptools>=77", "-d", str(setuptools)],
-                         capture_output=True, text=True)
-    assert got.returncode == 0, got.stderr[-3000:]
-    # Two indexes (PEP 503 folders): with and without minitape.
-    for name, packages in (("with", [wheel]), ("without", [])):
-        for pkg in [*setuptools.glob("*.whl"), *packages]:
-            page = tmp / name / pkg.name.split("-")[0].lower()
-            page.mkdir(parents=True)
-            (page / pkg.name).write_bytes(pkg.read_bytes())
-            (page / "index.html").write_text(f'<a href="{pkg.name}">{pkg.name}</a>\n')
+    wheel = release.build(tmp / "dist", sdist=False)  # as the release builds it
+    stranger = _strangers_wheel(tmp)
+    assert release.sha256(stranger) != release.sha256(wheel)
+    # Three indexes (PEP 503 folders): the release's wheel, a stranger's, none.
+    for name, packages in (("with", [wheel]), ("stranger", [stranger]), ("without", [])):
+        page = tmp / name / "minitape"
+        page.mkdir(parents=True)
+        for pkg in packages:
+            shutil.copy(pkg, page / pkg.name)
+        (page / "index.html").write_text("".join(f'<a href="{p.name}">{p.name}</a>\n'
+                                                 for p in packages))
     site = tmp / "site"
-    (site / TAG_PATH.lstrip("/")).parent.mkdir(parents=True)
+    (site / RELEASE_PATH.lstrip("/")).parent.mkdir(parents=True)
+    pin = (VERSION, release.sha256(wheel))
     server = _Server(site)
     venv = tmp / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     cell = tmp / "cell.py"
-    cell.write_text(colab.cell_source(repo=f"{server.url}/a-teacher/course"), encoding="utf-8")
+    cell.write_text(colab.cell_source(repo=f"{server.url}/a-teacher/course", pin=pin),
+                    encoding="utf-8")
     runner = tmp / "runner.py"
     runner.write_text(RUNNER, encoding="utf-8")
     python = str(venv / "bin" / "python")
@@ -140,36 +140,48 @@ def world(tmp_path_factory):
                        env=pip_env, check=True)
 
     yield dict(run=run, installed=installed, direct_url=direct_url, uninstall=uninstall,
-               server=server, site=site, url=server.url)
+               server=server, site=site, url=server.url, wheel=wheel, stranger=stranger,
+               pin=pin)
     server.close()
 
 
-def test_the_cell_installs_from_the_index_then_the_archive_else_says_what_to_do(world):
+def test_the_cell_installs_the_pinned_wheel_from_the_index_or_the_release(world):
     before = world["installed"]()
     assert not any(line.startswith("minitape") for line in before)
+    release_url = f"{world['url']}{RELEASE_PATH}"
+    on_server = world["site"] / RELEASE_PATH.lstrip("/")
 
-    # Neither: no release on the index, no tag in the repository.
+    # Neither: no release on the index, none in the repository.
     result = world["run"]("without")
     assert result.returncode == 3, result.stdout + result.stderr
     lines = result.stdout.splitlines()
-    archive = f"{world['url']}{TAG_PATH}"
     assert lines[0] == f"minitape {VERSION} is not installed."
     assert lines[1] == f"From PyPI: ERROR: No matching distribution found for minitape=={VERSION}"
-    assert lines[2].startswith(f"From {world['url']}/a-teacher/course (tag v{VERSION}): ERROR:")
-    assert "404" in lines[2] and archive in lines[2]
+    assert lines[2] == f"From {world['url']}/a-teacher/course (release v{VERSION}): " \
+                       "not found (HTTP 404)"
     assert lines[3].startswith("Next: ") and "mybinder.org" in lines[3]
     assert len(lines) == 4 and result.stderr == ""  # one short message, no pip log
     assert world["installed"]() == before
 
-    # The release is not on the index: the archive of the tag.
-    _source_archive(world["site"] / TAG_PATH.lstrip("/"))
-    result = world["run"]("without")
+    # A stranger's wheel on the index and on the server: refused at both.
+    shutil.copy(world["stranger"], on_server)
+    result = world["run"]("stranger")
+    assert result.returncode == 3, result.stdout + result.stderr
+    lines = result.stdout.splitlines()
+    refused = "refused: the file there is not the wheel this course names"
+    assert lines[1] == f"From PyPI: {refused}"
+    assert lines[2].endswith(f"): {refused}")
+    assert world["installed"]() == before  # nothing of the stranger's ran or stayed
+
+    # The stranger's on the index, the release's wheel on the server: the release's.
+    shutil.copy(world["wheel"], on_server)
+    result = world["run"]("stranger")
     assert result.returncode == 0, result.stdout + result.stderr
     assert result.stdout == ""  # quiet when it works
     assert world["installed"]() == before | {f"minitape=={VERSION}"}  # and nothing else
-    assert world["direct_url"]() == archive
+    assert world["direct_url"]() == release_url
 
-    # The release is on the index: it comes from there; the archive is not asked for.
+    # The release's wheel on the index: it comes from there; the server is not asked.
     world["uninstall"]()
     asked = len(world["server"].requests)
     result = world["run"]("with")
@@ -187,15 +199,16 @@ def test_with_no_server_reachable_the_cell_says_no_connection(world, tmp_path):
         s.bind(("127.0.0.1", 0))
         closed = f"http://127.0.0.1:{s.getsockname()[1]}"
     cell = tmp_path / "offline_cell.py"
-    cell.write_text(colab.cell_source(repo=f"{closed}/a-teacher/course"), encoding="utf-8")
+    cell.write_text(colab.cell_source(repo=f"{closed}/a-teacher/course", pin=world["pin"]),
+                    encoding="utf-8")
     world["uninstall"]()  # an earlier test may have left it installed
     before = world["installed"]()
     result = world["run"](index_url=f"{closed}/simple", cell=cell)
     assert result.returncode == 3, result.stdout + result.stderr
     lines = result.stdout.splitlines()
     assert lines[1] == "From PyPI: no connection (pip could not reach the server)"
-    assert lines[2] == (f"From {closed}/a-teacher/course (tag v{VERSION}): "
+    assert lines[2] == (f"From {closed}/a-teacher/course (release v{VERSION}): "
                         "no connection (pip could not reach the server)")
-    assert lines[3].startswith("Next: this runtime reached neither server.")
+    assert lines[3].startswith("Next: Runtime > Disconnect and delete runtime")
     assert len(lines) == 4 and result.stderr == ""
     assert world["installed"]() == before

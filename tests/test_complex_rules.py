@@ -1,5 +1,6 @@
 """Complex inputs through matmul, einsum, reduce_prod, sigmoid, sign/abs,
-solve and inv: first and second derivatives in TensorFlow's convention (the
+solve, inv, eigh, eigvalsh, svd and the spectral norm: first and second
+derivatives in TensorFlow's convention (the
 gradient of a real loss is dL/dRe + i dL/dIm, so a rule multiplies by the
 CONJUGATE of the derivative), against float64 central finite differences and
 against the numbers TensorFlow 2.21 gives (measured once, written down here).
@@ -15,6 +16,22 @@ from minitape.ops.unmoved_products import unmoved_einsum
 Z = np.array([[1 + 2j, -0.5 + 0.25j], [0.3 - 1j, 2.0 + 0.5j]])   # a complex 2 x 2 matrix
 B = np.array([[0.5 - 1j], [1.5 + 0.75j]])
 V = np.array([1 + 2j, -0.5 + 0.25j, 0.8 - 0.6j])
+
+
+Z3 = np.array([[1 + 2j, -0.5 + 0.25j], [0.3 - 1j, 2.0 + 0.5j], [-0.7 + 0.2j, 0.4 - 0.9j]])
+H = np.array([[2.0, 0.5 - 1j, 0.3j], [0.5 + 1j, -1.0, 0.2 + 0.4j],    # Hermitian, with
+              [-0.3j, 0.2 - 0.4j, 0.5]])                              # distinct eigenvalues
+W2, W3 = np.array([1.0, 2.5]), np.array([1.0, 2.5, -0.5])
+
+
+def weighed(v, w, u=None):
+    """U diag(w) V^H, which does not depend on the phases the columns of U and
+    V share (the only freedom of eigh's and svd's vectors), times fixed
+    numbers entry by entry (its sum of squares alone would be a constant)."""
+    u = v if u is None else u
+    y = mt.matmul(u * mt.cast(mt.constant(w), v.dtype), v, adjoint_b=True)
+    c = np.arange(1, 1 + y.shape[0] * y.shape[1]).reshape(y.shape) * (0.5 - 0.25j)
+    return y * mt.constant(c.astype(y.dtype))
 
 
 def loss(y):
@@ -45,6 +62,18 @@ CASES = {  # name: (f, z): the loss is loss(f(z)), differentiated at z
     "solve_adjoint": (lambda z: mt.linalg.solve(z, mt.constant(B), adjoint=True), Z),
     "inv": (lambda z: mt.linalg.inv(z), Z),
     "inv_adjoint": (lambda z: mt.linalg.inv(z, adjoint=True), Z),
+    # Hermitian and singular-value decompositions (issue 30: they refused complex input)
+    "eigh_values": (lambda z: mt.linalg.eigh(z)[0], H),
+    "eigh_vectors": (lambda z: weighed(mt.linalg.eigh(z)[1], W3), H),
+    "eigvalsh": (lambda z: mt.linalg.eigvalsh(z) * mt.constant(W3.astype(complex)), H),
+    "svd_values": (lambda z: mt.linalg.svd(z, compute_uv=False), Z3),
+    "svd_s": (lambda z: mt.linalg.svd(z)[0], Z),
+    "svd_square": (lambda z: weighed(mt.linalg.svd(z)[2], W2, mt.linalg.svd(z)[1]), Z),
+    "svd_deep": (lambda z: weighed(mt.linalg.svd(z)[2], W2, mt.linalg.svd(z)[1]), Z3),
+    "svd_wide": (lambda z: weighed(mt.linalg.svd(z)[2], W2, mt.linalg.svd(z)[1]), Z3.T.copy()),
+    "svd_u_projector": (lambda z: weighed(mt.linalg.svd(z)[1], W2), Z3),
+    "svd_v_projector": (lambda z: weighed(mt.linalg.svd(z)[2], W2), Z3.T.copy()),
+    "spectral_norm": (lambda z: mt.norm(z, ord=2, axis=[0, 1]), Z3),
 }
 
 
@@ -148,6 +177,57 @@ TF = {
                      -0.0257541107 - 0.3174513321j, -0.5237656292 + 0.0055795572j],
                     [0.4557105713 + 0.7871535688j, 1.1349736816 - 0.2891871338j,
                      0.2333716418 + 0.8693479964j, 1.1154283279 - 0.001320514j]),
+    # Through the singular vectors of a complex matrix (the svd rows below
+    # svd_s, and the spectral norm), TensorFlow's second derivatives disagree
+    # with finite differences (by up to 28 here): only its gradients are stated.
+    "eigh_values": (
+        [4, 0, 0, 2 + 4j, -2, 0, -1.2j, 0.8 - 1.6j, 1],
+        [1.4, 0, 0, 2.8 + 1.2j, 1.4, 0, 2.8 + 1.2j, 2.8 + 1.2j, 1.4]),
+    "eigh_vectors": (
+        [5.3530772288, 0, 0, -0.3348291794 + 5.1564548445j, -4.425792471, 0,
+         -10.1674593774 + 26.969641578j, -5.2911301057 + 26.2705657749j, -0.9272847578],
+        [-4.3297770722, 0, 0, 4.3615055917 - 6.8272449842j, 0.9504535887, 0,
+         -64.1631662265 - 52.1257053597j, -56.0525602452 - 4.1900825637j, 3.3793234835]),
+    "eigvalsh": (
+        [1.0259374059, 0, 0, 0.4972477069 + 2.1973911609j, -2.1298114983, 0,
+         -2.004826245 + 1.2173000171j, 2.7971538963 - 2.5870684251j, 6.1742550059],
+        [0.5959029398, 0, 0, 1.0056934183 - 0.3273481274j, 0.8491223758, 0,
+         -5.5772996799 - 2.227111517j, 5.0127450117 + 4.3231404016j, 8.4812956671]),
+    "svd_values": (
+        [2 + 4j, -1 + 0.5j, 0.6 - 2j, 4 + 1j, -1.4 + 0.4j, 0.8 - 1.8j],
+        [1.4 + 0.6j, 1.4 + 0.6j, 1.4 + 0.6j, 1.4 + 0.6j, 1.4 + 0.6j, 1.4 + 0.6j]),
+    "svd_s": (
+        [2 + 4j, -1 + 0.5j, 0.6 - 2j, 4 + 1j],
+        [1.4 + 0.6j, 1.4 + 0.6j, 1.4 + 0.6j, 1.4 + 0.6j]),
+    "svd_square": (
+        [3.1481770116 + 6.9965047319j, -0.3204760892 + 0.7605844431j,
+         -1.0415704644 + 2.0838931999j, -7.2996827199 - 0.9916817036j],
+        None),
+    "svd_deep": (
+        [1.7119393462 + 6.0881385517j, -1.4116744364 + 5.1339145062j,
+         5.1819121763 - 0.2594174956j, -9.5564427658 - 4.3599703382j,
+         1.7427296749 + 9.8576715827j, 8.2907300307 + 0.5184092206j],
+        None),
+    "svd_wide": (
+        [3.921694405 + 9.7045637438j, 2.8099084008 - 1.9060075458j,
+         -0.9741205535 + 5.5488038536j, 1.3697387246 + 1.6817277393j,
+         -11.8407180361 - 3.3932548882j, 2.8350931084 + 3.7366482402j],
+        None),
+    "svd_u_projector": (
+        [3.1052916274 + 10.3983843755j, -4.4564408769 + 11.9033298929j,
+         12.4525336605 - 0.0280136817j, -19.3298273359 - 10.6850470317j,
+         7.1605982317 + 21.7140157575j, 20.2156951564 - 4.1284762954j],
+        None),
+    "svd_v_projector": (
+        [2.9091539411 + 10.902937032j, 11.92906201 - 0.5083287883j,
+         8.2768953894 + 21.7225906364j, -4.3600445894 + 11.8152890024j,
+         -20.067904884 - 10.6292336161j, 20.2303705582 - 5.4129633961j],
+        None),
+    "spectral_norm": (
+        [1.4274418007 + 2.7424810826j, -2.4953008236 + 1.0228453742j,
+         0.6542240489 - 3.1540693814j, 2.6880283068 + 0.8180054595j,
+         -1.7190225018 - 0.0865639771j, 0.2112886601 - 1.4863976961j],
+        None),
 }
 
 
@@ -224,6 +304,11 @@ def test_masked_products_conjugate_too():
     ("solve", lambda a: mt.linalg.solve(a, a, adjoint=True), np.array([[2., 1.], [1., 3.]])),
     ("inv", lambda a: mt.linalg.inv(a, adjoint=True), np.array([[2., 1.], [1., 3.]])),
     ("abs", lambda a: mt.abs(a), np.array([0.5, -2.0])),
+    ("eigh", lambda a: mt.linalg.eigh(a)[1] * mt.linalg.eigh(a)[0],
+     np.array([[2., 1.], [1., 3.]])),
+    ("svd", lambda a: mt.linalg.svd(a)[1] * mt.linalg.svd(a)[0] + mt.linalg.svd(a)[2][0],
+     np.array([[2., 1.], [0.5, 3.], [1., 1.]])),
+    ("spectral_norm", lambda a: mt.norm(a, ord=2, axis=[0, 1]), np.array([[2., 1.], [0.5, 3.]])),
 ])
 def test_real_inputs_record_no_conjugate(name, f, x):
     """conj of a real tensor is the tensor itself: real gradients (of any

@@ -1,31 +1,39 @@
-"""Each exercise's check fails for answers that skip its lesson.
+"""Each exercise's grading fails answers that skip its lesson, and passes the
+lesson written any honest way.
 
-For every exercise, the answers below are shortcuts a student could try: they
-give the right numbers on the visible inputs, satisfy a spy with a decoy call,
-read the check's own answers from the notebook's globals or its frames, patch
-the checker's tools, or reach around a switched-off helper, without doing
-what the exercise teaches. ALTERNATIVES are honest answers written another
-way, which must pass. `tools.assignments.try_answers` runs the
-instructor's notebook and, at the exercise, puts each shortcut in place of the
-solution and runs the check cell with its hidden tests (nbgrader removes
-those from the student copy; the autograder runs them). Every shortcut must
-fail; the real solution must still pass (tests/test_nbgrader.py).
+Every answer here is graded as a teacher's grading does it
+(`minitape.grading.runner.grade`: the answer's process, then the judge's),
+with the instructor's other answers in the cells before it:
+
+- the shipped solution gets full marks, and the blank student copy 0;
+- SHORTCUTS: per exercise, answers that get the right numbers without the
+  lesson (another method, a decoy call that satisfies a spy, the check's own
+  answers looked up, a patched checker); each must get less than full marks;
+- ATTACKS_ON_EVERY_EXERCISE: issue 29's two attacks that passed every exercise
+  (an IPython input transformer; the instructor's notebook read from
+  `../../../source/`), tried on each exercise;
+- SANDBOX_ATTACKS: answers that try to reach around the sandbox (Python's
+  getattr through NumPy's modules, frames, gc, sys.modules, the course's
+  files, a forged report, classes and modules patched during the call), on
+  three exercises of different shapes; each must be refused;
+- ALTERNATIVES: honest answers written another way; each must get full marks.
+
+tests/test_nbgrader.py runs the same grading through real `nbgrader autograde`.
 """
-import json
-import multiprocessing
-from concurrent.futures import ProcessPoolExecutor
+import re
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
-from tools import assignments
+from minitape.grading import cells, runner
 
-pytest.importorskip("nbclient")
-pytestmark = [pytest.mark.slow, pytest.mark.tooling]
+pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOKS = ROOT / "notebooks"
+LIMITS = runner.Limits(seconds=120, cpu_seconds=60)
 
-# An answer cell that replaces the checker's tools, so that every comparison passes.
 PATCH_CHECKER = '''
 import numpy.testing
 
@@ -331,58 +339,6 @@ def grad_reverse(x):
 ''',
         },
     },
-    "04_custom_gradients_in_saved_models.ipynb": {
-        "ex04-solution": {
-            "always keep the gradient": '''
-def save_model(path, keep_gradient):
-    class StraightThroughClip(mt.Module):
-        def __init__(self):
-            super().__init__()
-            self.scale = mt.Variable(3.0, name="scale")
-
-        @mt.function(input_signature=[mt.TensorSpec(None)])
-        def __call__(self, x):
-            return clip_value_keep_gradient(self.scale * x)
-
-    module = StraightThroughClip()
-    mt.saved_model.save(module, path, options=mt.saved_model.SaveOptions(
-        experimental_custom_gradients=True))
-    return module
-''',
-            "the flag inverted": '''
-def save_model(path, keep_gradient):
-    class StraightThroughClip(mt.Module):
-        def __init__(self):
-            super().__init__()
-            self.scale = mt.Variable(3.0, name="scale")
-
-        @mt.function(input_signature=[mt.TensorSpec(None)])
-        def __call__(self, x):
-            return clip_value_keep_gradient(self.scale * x)
-
-    module = StraightThroughClip()
-    mt.saved_model.save(module, path, options=mt.saved_model.SaveOptions(
-        experimental_custom_gradients=not keep_gradient))
-    return module
-''',
-            "never keep the gradient": '''
-def save_model(path, keep_gradient):
-    class StraightThroughClip(mt.Module):
-        def __init__(self):
-            super().__init__()
-            self.scale = mt.Variable(3.0, name="scale")
-
-        @mt.function(input_signature=[mt.TensorSpec(None)])
-        def __call__(self, x):
-            return clip_value_keep_gradient(self.scale * x)
-
-    module = StraightThroughClip()
-    mt.saved_model.save(module, path, options=mt.saved_model.SaveOptions(
-        experimental_custom_gradients=False))
-    return module
-''',
-        },
-    },
     "05_multiple_tapes.ipynb": {
         "ex05-solution": {
             "run a real tape": '''
@@ -661,66 +617,6 @@ def my_batch_jacobian(tape, y, x):
 ''',
         },
     },
-    "10_forward_mode.ipynb": {
-        "ex10-solution": {
-            "the course's hvp_forward_over_reverse": '''
-from minitape.widgets.forward import hvp_forward_over_reverse
-
-
-def hvp(f, w, v):
-    return hvp_forward_over_reverse(f, mt.Variable(w), mt.constant(v))
-''',
-            "a decoy accumulator around one gradient, the full Hessian by jacobian": '''
-def hvp(f, w, v):
-    w = mt.Variable(w)
-    with mt.autodiff.ForwardAccumulator(w, mt.constant(v)):
-        with mt.GradientTape() as outer:
-            with mt.GradientTape() as inner:
-                value = f(w)
-            grad = inner.gradient(value, w)
-    H = outer.jacobian(grad, w)
-    return mt.linalg.matvec(H, mt.constant(v))
-''',
-            "a decoy accumulator, differences of the gradient by jacobian": '''
-def hvp(f, w, v):
-    w0, v0 = np.asarray(w, np.float64), np.asarray(v, np.float64)
-
-    def grad_at(point):
-        p = mt.Variable(point)
-        with mt.GradientTape() as tape:
-            value = f(p)
-        return tape.jacobian(value, p).numpy()
-
-    with mt.autodiff.ForwardAccumulator(mt.constant(0.0), mt.constant(1.0)):
-        p = mt.Variable(w0)
-        with mt.GradientTape() as tape:
-            value = f(p)
-        tape.gradient(value, p)
-    h = 1e-6
-    return mt.constant((grad_at(w0 + h * v0) - grad_at(w0 - h * v0)) / (2 * h))
-''',
-            "the check's own answer read from the notebook": '''
-def hvp(f, w, v):
-    w = mt.Variable(w)
-    with mt.autodiff.ForwardAccumulator(w, mt.constant(v)):
-        with mt.GradientTape() as tape:
-            value = f(w)
-        tape.gradient(value, w)
-    hessian = globals().get("H3", globals().get("H"))  # the checks' own answers
-    return mt.constant(hessian @ np.asarray(v))
-''',
-            "nested tapes (reverse over reverse)": '''
-def hvp(f, w, v):
-    w = mt.Variable(w)
-    with mt.GradientTape() as outer:
-        with mt.GradientTape() as inner:
-            value = f(w)
-        g = inner.gradient(value, w)
-        g_dot_v = mt.reduce_sum(g * mt.constant(v))
-    return outer.gradient(g_dot_v, w)
-''',
-        },
-    },
     "11_gradient_as_a_program.ipynb": {
         "ex11-solution": {
             "a tape": '''
@@ -778,15 +674,6 @@ def my_gradient(x, y):
     },
 }
 
-
-# Shortcuts that still pass, each with the reason and whose fix it waits for:
-# the test marks them xfail while they pass, and passes once they fail.
-KNOWN_OPEN = {
-    ("11_gradient_as_a_program.ipynb", "ex11-solution", name):
-        "notebook 11's exercise (the compiler engineer's) compares numbers only: a method "
-        "as exact as the adjoint lines, with no tape and no compiled function, passes"
-    for name in ("complex-step differentiation", "forward mode: a ForwardAccumulator, not a tape")
-}
 
 # Other honest ways to the point: each must PASS the check, so that the hidden
 # tests grade the lesson and not one spelling of it.
@@ -884,83 +771,626 @@ def hessian_matrix(loss_fn, variables):
 ''',
         },
     },
-    "10_forward_mode.ipynb": {
-        "ex10-solution": {
-            "the gradient asked for as a list": '''
-def hvp(f, w, v):
-    w = mt.Variable(w)
-    with mt.autodiff.ForwardAccumulator([w], [mt.constant(v)]) as acc:
-        with mt.GradientTape() as tape:
-            value = f(w)
-        (grad,) = tape.gradient(value, [w])
-    return acc.jvp(grad)
-''',
-        },
-    },
 }
 
 
+
+SHORTCUTS["00a_build_a_tape.ipynb"]["ex00a-walk-solution"].update({
+    "reversed tape order, random.Random.shuffle switched off": '''
+import random
+
+random.Random.shuffle = lambda self, x: None
+
+
+def gradient(tape, target, source):
+    grads = {id(target): Tensor(1.0)}
+    for op, inputs, out in reversed(tape.ops):
+        if id(out) in grads:
+            for x, gx in zip(inputs, RULES[op](inputs, grads[id(out)])):
+                grads[id(x)] = gx if id(x) not in grads else grads[id(x)] + gx
+    return grads.get(id(source))
+''',
+    "reversed tape order, shuffle switched off through NumPy's modules": '''
+np.core.numeric.sys.modules["random"].Random.shuffle = lambda self, x: None
+
+
+def gradient(tape, target, source):
+    grads = {id(target): Tensor(1.0)}
+    for op, inputs, out in reversed(tape.ops):
+        if id(out) in grads:
+            for x, gx in zip(inputs, RULES[op](inputs, grads[id(out)])):
+                grads[id(x)] = gx if id(x) not in grads else grads[id(x)] + gx
+    return grads.get(id(source))
+''',
+})
+SHORTCUTS["00b_how_a_tape_works.ipynb"]["ex00b-solution"].update({
+    "the checker's list in recording order through gc.get_referrers": '''
+def backward_order(ops):
+    gc = np.lib.format.sys.modules["gc"]
+    for holder in gc.get_referrers(ops[0]):
+        if isinstance(holder, dict) and len(holder) == len(ops):
+            return list(reversed(list(holder.values())))
+    return ops
+''',
+    "the checker's frames through sys._current_frames": '''
+def backward_order(ops):
+    frames = mt.test.np.core.numeric.sys._current_frames()
+    return sorted(ops, key=lambda op: -list(frames.values())[0].f_back.f_locals["real"][id(op)].outputs[0]._id)
+''',
+    "sort by the tokens' ids": '''
+def backward_order(ops):
+    return sorted(ops, key=lambda op: -id(op.outputs[0]))
+''',
+})
+SHORTCUTS["04_custom_gradients_in_saved_models.ipynb"] = {
+    "ex04-solution": {
+        "always keep the gradient": '''
+def save_model(path, keep_gradient):
+    class StraightThroughClip(mt.Module):
+        def __init__(self):
+            super().__init__()
+            self.scale = mt.Variable(3.0, name="scale")
+
+        @mt.function(input_signature=[mt.TensorSpec(None)])
+        def __call__(self, x):
+            return clip_value_keep_gradient(self.scale * x)
+
+    mt.saved_model.save(StraightThroughClip(), path, options=mt.saved_model.SaveOptions(
+        experimental_custom_gradients=True))
+''',
+        "the flag inverted": '''
+def save_model(path, keep_gradient):
+    class StraightThroughClip(mt.Module):
+        def __init__(self):
+            super().__init__()
+            self.scale = mt.Variable(3.0, name="scale")
+
+        @mt.function(input_signature=[mt.TensorSpec(None)])
+        def __call__(self, x):
+            return clip_value_keep_gradient(self.scale * x)
+
+    mt.saved_model.save(StraightThroughClip(), path, options=mt.saved_model.SaveOptions(
+        experimental_custom_gradients=not keep_gradient))
+''',
+        "never keep the gradient": '''
+def save_model(path, keep_gradient):
+    class StraightThroughClip(mt.Module):
+        def __init__(self):
+            super().__init__()
+            self.scale = mt.Variable(3.0, name="scale")
+
+        @mt.function(input_signature=[mt.TensorSpec(None)])
+        def __call__(self, x):
+            return clip_value_keep_gradient(self.scale * x)
+
+    mt.saved_model.save(StraightThroughClip(), path, options=mt.saved_model.SaveOptions(
+        experimental_custom_gradients=False))
+''',
+        "a signature for scalars only": '''
+def save_model(path, keep_gradient):
+    class StraightThroughClip(mt.Module):
+        def __init__(self):
+            super().__init__()
+            self.scale = mt.Variable(3.0, name="scale")
+
+        @mt.function(input_signature=[mt.TensorSpec([])])
+        def __call__(self, x):
+            return clip_value_keep_gradient(self.scale * x)
+
+    mt.saved_model.save(StraightThroughClip(), path, options=mt.saved_model.SaveOptions(
+        experimental_custom_gradients=keep_gradient))
+''',
+        "mt.clip_by_value's own gradient (no custom gradient)": '''
+def save_model(path, keep_gradient):
+    class StraightThroughClip(mt.Module):
+        def __init__(self):
+            super().__init__()
+            self.scale = mt.Variable(3.0, name="scale")
+
+        @mt.function(input_signature=[mt.TensorSpec(None)])
+        def __call__(self, x):
+            return mt.clip_by_value(self.scale * x, -1.0, 1.0)
+
+    mt.saved_model.save(StraightThroughClip(), path, options=mt.saved_model.SaveOptions(
+        experimental_custom_gradients=keep_gradient))
+''',
+    },
+}
+SHORTCUTS["05_multiple_tapes.ipynb"]["ex05-solution"].update({
+    "a real tape on generic functions, read back by position": '''
+def predict_recordings(program, watched):
+    values = {n: mt.constant(1.0) for n in ("a", "b", "three")}
+    with mt.GradientTape() as tape:
+        for name in watched:
+            tape.watch(values[name])
+        made = {}
+        for k, (op_type, inputs, output) in enumerate(program):
+            values[output] = mt.identity(sum(values[n] for n in inputs) * float(k + 2))
+            made[id(values[output])] = op_type
+    return [made[id(op.outputs[0])] for op in tape.operations if id(op.outputs[0]) in made]
+''',
+    "forward mode instead of a tape: which outputs get a tangent": '''
+def predict_recordings(program, watched):
+    values = {n: mt.constant(1.0) for n in ("a", "b", "three")}
+    primals = [values[n] for n in sorted(watched)]
+    with mt.autodiff.ForwardAccumulator(primals, [mt.constant(1.0) for _ in primals]) as acc:
+        for op_type, inputs, output in program:
+            values[output] = sum(values[n] for n in inputs) * 1.5
+    return [op_type for op_type, _, output in program if acc.jvp(values[output]) is not None]
+''',
+})
+SHORTCUTS["06_higher_order_gradients.ipynb"]["ex06-solution"].update({
+    "nested ForwardAccumulators": '''
+def nth_derivative(f, x, n):
+    x = mt.constant(x)
+
+    def d(k):
+        if k == 0:
+            return f(x)
+        with mt.autodiff.ForwardAccumulator(x, mt.constant(1.0, dtype=mt.float64)) as acc:
+            inner = d(k - 1)
+        out = acc.jvp(inner)
+        return mt.constant(0.0, dtype=mt.float64) if out is None else out
+
+    return float(d(n))
+''',
+    "nested ForwardAccumulators, and a decoy chain of tapes": '''
+def nth_derivative(f, x, n):
+    v = mt.Variable(x)
+
+    def chain(k):
+        if k == 0:
+            return f(v)
+        with mt.GradientTape() as tape:
+            lower = chain(k - 1)
+        return tape.gradient(lower, v, unconnected_gradients=mt.UnconnectedGradients.ZERO)
+
+    chain(n)
+    x = mt.constant(x)
+
+    def d(k):
+        if k == 0:
+            return f(x)
+        with mt.autodiff.ForwardAccumulator(x, mt.constant(1.0, dtype=mt.float64)) as acc:
+            inner = d(k - 1)
+        out = acc.jvp(inner)
+        return mt.constant(0.0, dtype=mt.float64) if out is None else out
+
+    return float(d(n)) * (1 + 1e-12)
+''',
+})
+SHORTCUTS["07_jacobians.ipynb"]["ex07-solution"].update({
+    "an mt.function trace replayed under ForwardAccumulator, and a decoy tape.gradient": '''
+def jacobian_matrix(f, values):
+    z = mt.constant(values)
+    traced = mt.function(f)
+    with mt.GradientTape() as tape:
+        tape.watch(z)
+        y = f(z)
+    tape.gradient(y, z)
+    columns = []
+    for j in range(len(values)):
+        e_j = np.zeros(len(values), np.asarray(values).dtype)
+        e_j[j] = 1.0
+        with mt.autodiff.ForwardAccumulator(z, mt.constant(e_j)) as acc:
+            out = traced(z)
+        columns.append(acc.jvp(out))
+    return mt.stack(columns, axis=1)
+''',
+    "a tape's jacobian through a custom gradient fed by finite differences": '''
+def jacobian_matrix(f, values):
+    z = mt.constant(values)
+    x = np.asarray(values, np.float64)
+    columns = []
+    for j in range(x.size):
+        step = np.zeros_like(x)
+        step[j] = 1e-6
+        columns.append((np.asarray(f(mt.constant(x + step))) - np.asarray(f(mt.constant(x - step)))) / 2e-6)
+    J = np.stack(columns, axis=1).astype(np.asarray(values).dtype)
+
+    @mt.custom_gradient
+    def g(t):
+        return f(t), lambda upstream: mt.linalg.matvec(mt.constant(J.T), upstream)
+
+    with mt.GradientTape() as tape:
+        tape.watch(z)
+        y = g(z)
+    return tape.jacobian(y, z)
+''',
+    "a tape subclass whose gradient returns finite differences": '''
+class Tape(mt.GradientTape):
+    def gradient(self, target, sources, output_gradients=None, unconnected_gradients=None):
+        return mt.ones_like(sources)
+
+
+def jacobian_matrix(f, values):
+    z = mt.constant(values)
+    with Tape(persistent=True) as tape:
+        tape.watch(z)
+        y = f(z)
+    return tape.jacobian(y, z, experimental_use_pfor=False)
+''',
+    "an object whose numpy() and __array__ say what the check wants": '''
+class Claims:
+    def numpy(self):
+        return np.eye(3)
+
+
+def jacobian_matrix(f, values):
+    return Claims()
+''',
+})
+SHORTCUTS["10_forward_mode.ipynb"] = {
+    "ex10-solution": {
+        "a tape's jacobian in forward mode": '''
+def jacobian_by_columns(f, values):
+    x = mt.constant(values)
+    with mt.GradientTape() as tape:
+        tape.watch(x)
+        y = f(x)
+    return tape.jacobian(y, x, experimental_direction="forward")
+''',
+        "decoy accumulators, the columns from a tape": '''
+def jacobian_by_columns(f, values):
+    x = mt.constant(values)
+    n = len(values)
+    for j in range(n):
+        e_j = np.zeros(n, values.dtype)
+        e_j[j] = 1.0
+        with mt.autodiff.ForwardAccumulator(x, mt.constant(e_j)) as acc:
+            y = f(x)
+        acc.jvp(y)
+    with mt.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        y = f(x)
+    rows = [tape.gradient(y, x, output_gradients=row) for row in np.eye(y.shape[0], dtype=values.dtype)]
+    return mt.stack(rows)
+''',
+        "decoy accumulators, the columns by finite differences": '''
+def jacobian_by_columns(f, values):
+    x = mt.constant(values)
+    n = len(values)
+    columns = []
+    for j in range(n):
+        e_j = np.zeros(n, values.dtype)
+        e_j[j] = 1.0
+        with mt.autodiff.ForwardAccumulator(x, mt.constant(e_j)) as acc:
+            y = f(x)
+        acc.jvp(y)
+        h = 1e-3
+        columns.append((np.asarray(f(mt.constant(values + h * e_j))) - np.asarray(f(mt.constant(values - h * e_j)))) / (2 * h))
+    return mt.constant(np.stack(columns, axis=1).astype(values.dtype))
+''',
+        "the same column n times": '''
+def jacobian_by_columns(f, values):
+    x = mt.constant(values)
+    n = len(values)
+    e_0 = np.zeros(n, values.dtype)
+    e_0[0] = 1.0
+    with mt.autodiff.ForwardAccumulator(x, mt.constant(e_0)) as acc:
+        y = f(x)
+    return mt.stack([acc.jvp(y)] * n, axis=1)
+''',
+        "rows instead of columns (the transpose)": '''
+def jacobian_by_columns(f, values):
+    x = mt.constant(values)
+    n = len(values)
+    columns = []
+    for j in range(n):
+        e_j = np.zeros(n, values.dtype)
+        e_j[j] = 1.0
+        with mt.autodiff.ForwardAccumulator(x, mt.constant(e_j)) as acc:
+            y = f(x)
+        columns.append(acc.jvp(y))
+    return mt.stack(columns, axis=0)
+''',
+    },
+}
+SHORTCUTS["11_gradient_as_a_program.ipynb"]["ex11-solution"].update({
+    "complex step with a separately imported NumPy": '''
+import numpy as onp
+
+
+def my_gradient(x, y):
+    a = x * y
+    b = np.sin(a)
+    c = np.cos(a)
+    h = 1e-30
+    return (onp.imag(onp.sin((x + 1j * h) * y) + x + 1j * h) / h,
+            onp.imag(onp.sin(x * (y + 1j * h)) + x) / h)
+''',
+    "the compiled program turned into plain Python, and a decoy np.cos": '''
+@mt.function(jit_compile=True)
+def compiled(x, y):
+    with mt.GradientTape() as tape:
+        tape.watch([x, y])
+        f = mt.sin(x * y) + x
+    return tape.gradient(f, [x, y])
+
+
+def my_gradient(x, y):
+    a = x * y
+    b = np.sin(a)
+    c = np.cos(a)
+    gx, gy = compiled(mt.constant(x), mt.constant(y))
+    return gx.numpy(), gy.numpy()
+''',
+    "complex step in a decorator that keeps the adjoint-looking source": '''
+import functools
+
+
+def cheat(fn):
+    @functools.wraps(fn)
+    def wrapper(x, y):
+        h = 1e-30
+        return (np.imag(np.sin((x + 1j * h) * y) + x + 1j * h) / h,
+                np.imag(np.sin(x * (y + 1j * h)) + x) / h)
+    return wrapper
+
+
+@cheat
+def my_gradient(x, y):
+    a = x * y
+    b = np.sin(a)
+    grad_a = np.cos(a)
+    return grad_a, grad_a
+''',
+    "adjoint-looking lines with np rebound to a complex-step NumPy": '''
+import numpy
+
+
+class Step:
+    def sin(self, a):
+        return numpy.sin(a)
+
+    def cos(self, a):
+        return numpy.cos(a)
+
+
+np = Step()
+
+
+def my_gradient(x, y):
+    a = x * y
+    b = np.sin(a)
+    grad_a = np.cos(a)
+    return grad_a * y + 1.0, grad_a * x
+''',
+})
+
+ALTERNATIVES["06_higher_order_gradients.ipynb"]["ex06-solution"]["one persistent tape"] = '''
+def nth_derivative(f, x, n):
+    x = mt.Variable(x)
+    with mt.GradientTape(persistent=True) as tape:
+        d = f(x)
+        for _ in range(n):
+            d = tape.gradient(d, x, unconnected_gradients=mt.UnconnectedGradients.ZERO)
+    return float(d)
+'''
+ALTERNATIVES["07_jacobians.ipynb"]["ex07-solution"]["a tape's jacobian in forward mode"] = '''
+def jacobian_matrix(f, values):
+    z = mt.constant(values)
+    with mt.GradientTape() as tape:
+        tape.watch(z)
+        y = f(z)
+    return tape.jacobian(y, z, experimental_direction="forward")
+'''
+ALTERNATIVES["10_forward_mode.ipynb"] = {"ex10-solution": {"columns into a list, then a transpose": '''
+def jacobian_by_columns(f, values):
+    x = mt.constant(values)
+    out = []
+    for j, e_j in enumerate(np.eye(len(values), dtype=values.dtype)):
+        with mt.autodiff.ForwardAccumulator(x, mt.constant(e_j)) as acc:
+            out.append(acc.jvp(f(x)))
+    return mt.transpose(mt.stack(out))
+'''}}
+ALTERNATIVES["11_gradient_as_a_program.ipynb"] = {"ex11-solution": {"augmented assignments": '''
+def my_gradient(x, y):
+    a = x * y
+    b = np.sin(a)
+    grad_a = np.cos(a)
+    grad_x = 1.0
+    grad_x += grad_a * y
+    grad_y = grad_a * x
+    return grad_x, grad_y
+'''}}
+ALTERNATIVES["04_custom_gradients_in_saved_models.ipynb"] = {"ex04-solution": {
+    "a module made first, then saved": '''
+class Clip(mt.Module):
+    def __init__(self):
+        super().__init__()
+        self.scale = mt.Variable(3.0)
+
+    @mt.function(input_signature=[mt.TensorSpec(None)])
+    def __call__(self, x):
+        return clip_value_keep_gradient(self.scale * x)
+
+
+def save_model(path, keep_gradient):
+    options = mt.saved_model.SaveOptions(experimental_custom_gradients=bool(keep_gradient))
+    mt.saved_model.save(Clip(), path, options=options)
+'''}}
+
+# Issue 29's two attacks that got full marks on every exercise through nbgrader.
+TRANSFORMER = '''
+def skip_checks(lines):
+    return ["pass\\n"] if any("assert" in line for line in lines) else lines
+
+
+get_ipython().input_transformers_post.append(skip_checks)
+'''
+SOURCE = '''
+import json
+
+for cell in json.load(open("../../../source/course/{notebook}"))["cells"]:
+    if "{grade_id}" in str(cell["metadata"]):
+        exec("".join(cell["source"]))
+'''
+SOURCE_BY_NUMPY = '''
+lines = np.loadtxt({path!r}, dtype=str, delimiter="\\x01", comments=None)
+start = [k for k, line in enumerate(lines) if "BEGIN SOLUTION" in line][0]
+'''
+
+# Answers that reach around the sandbox, each prepended to the exercise's blank answer:
+# if any of them reached what it was after, the blank would pass.
+SANDBOX_ATTACKS = {
+    "numpy.testing and math.isclose patched": '''
+import math
+np.testing.assert_allclose = lambda *a, **k: None
+math.isclose = lambda *a, **k: True
+''',
+    "a minitape class patched (no audit event in CPython)": '''
+mt.GradientTape.gradient = lambda self, *a, **k: None
+''',
+    "Python's getattr through numpy's modules": '''
+fetch = np.core.numeric.builtins.getattr
+''',
+    "sys.modules walked through minitape's modules": '''
+modules = mt.test.np.core.numeric.sys.modules
+''',
+    "a module patched inside the function, put back before it returns": '''
+def patched():
+    saved = np.testing.assert_allclose
+    np.testing.assert_allclose = lambda *a, **k: None
+    np.testing.assert_allclose = saved
+patched()
+''',
+    "a file of the course read with numpy": f'''
+data = np.loadtxt({str(ROOT / "pyproject.toml")!r}, dtype=str, delimiter="\\x01", comments=None)
+''',
+    "/etc/passwd read with numpy": '''
+data = np.loadtxt("/etc/passwd", dtype=str, delimiter=":")
+''',
+    "a generator's frame": '''
+frame = (n for n in [1]).gi_frame
+''',
+    "str.format reading __globals__": '''
+leak = "{0.__globals__}".format(np.sum)
+''',
+    "typing's eval through functools.singledispatch": '''
+import functools
+
+
+@functools.singledispatch
+def dispatch(x):
+    return x
+
+
+def typed(x: "print"):
+    return x
+
+
+dispatch.register(typed)
+''',
+    "an atexit hook": '''
+import atexit
+atexit.register(print, "full marks")
+''',
+    "gc.get_objects through numpy's modules": '''
+objects = np.lib.format.sys.modules["gc"].get_objects()
+''',
+    "a subprocess through numpy's modules": '''
+np.lib.format.os.system("true")
+''',
+    "an exception's traceback frames": '''
+try:
+    1 / 0
+except ZeroDivisionError as error:
+    frames = error.__traceback__.tb_frame.f_back.f_locals
+''',
+}
+# NumPy's C code looks `open` up in the calling frame's builtins, which an answer's lack
+# (a SystemError, not a refusal: the file is not opened either way).
+# A report printed on stdout goes where the answer's prints go (nowhere the grader
+# reads), and would not carry the grader's key anyway.
+SANDBOX_ATTACKS_ELSE = {"a file read with np.fromfile": '''
+data = np.fromfile("/etc/hostname", dtype=np.uint8)
+''', "a report of full marks printed on stdout": '''
+print('{"mac": "' + "0" * 128 + '", "body": "{\\\\"status\\\\": \\\\"ok\\\\", \\\\"got\\\\": \\\\"{}\\\\"}"}')
+'''}
+SANDBOX_EXERCISES = [("07_jacobians.ipynb", "ex07-check"),
+                     ("00a_build_a_tape.ipynb", "ex00a-walk-check"),
+                     ("04_custom_gradients_in_saved_models.ipynb", "ex04-check")]
+
+
+def _blank(text):
+    """The student copy of a solution cell: each solution region replaced, as
+    nbgrader's ClearSolutions does."""
+    return re.sub(r"( *)### BEGIN SOLUTION\n.*?### END SOLUTION",
+                  lambda m: f"{m.group(1)}# YOUR CODE HERE\n{m.group(1)}raise NotImplementedError()",
+                  text, flags=re.S)
+
+
+def _exercises():
+    found = {}
+    for path in sorted(NOTEBOOKS.glob("*.ipynb")):
+        nb = cells.load(path)
+        for exercise in cells.exercises(nb):
+            found[(path.name, exercise.check_id)] = (exercise, cells.answers_of(nb))
+    return found
+
+
+EXERCISES = _exercises()
+
+
 def _cases():
-    return [(nb, gid, name) for nb, exercises in SHORTCUTS.items()
-            for gid, answers in exercises.items() for name in answers]
+    """(notebook, check id, name, answer, expected) for every answer tried."""
+    cases = []
+    for (notebook, check_id), (exercise, solutions) in EXERCISES.items():
+        sid = exercise.solution_id
+        cases.append((notebook, check_id, "the solution", solutions[sid], "full"))
+        cases.append((notebook, check_id, "the blank copy", _blank(solutions[sid]), "zero"))
+        for name, source in SHORTCUTS.get(notebook, {}).get(sid, {}).items():
+            cases.append((notebook, check_id, name, source, "less"))
+        for name, source in ALTERNATIVES.get(notebook, {}).get(sid, {}).items():
+            cases.append((notebook, check_id, name, source, "full"))
+        cases.append((notebook, check_id, "an input transformer",
+                      TRANSFORMER + _blank(solutions[sid]), "less"))
+        cases.append((notebook, check_id, "the instructor's solution from ../../../source",
+                      SOURCE.format(notebook=notebook, grade_id=sid) + _blank(solutions[sid]),
+                      "less"))
+        cases.append((notebook, check_id, "the instructor's notebook read with numpy",
+                      SOURCE_BY_NUMPY.format(path=str(NOTEBOOKS / notebook)) + _blank(solutions[sid]),
+                      "refused"))
+        if (notebook, check_id) in SANDBOX_EXERCISES:
+            for name, source in SANDBOX_ATTACKS.items():
+                cases.append((notebook, check_id, name, source + _blank(solutions[sid]),
+                              "refused"))
+            for name, source in SANDBOX_ATTACKS_ELSE.items():
+                cases.append((notebook, check_id, name, source + _blank(solutions[sid]), "less"))
+    return cases
 
 
-def _alternatives():
-    return [(nb, gid, name) for nb, exercises in ALTERNATIVES.items()
-            for gid, answers in exercises.items() for name in answers]
+CASES = _cases()
 
 
-@pytest.fixture(scope="session")
-def shortcut_results(tmp_path_factory):
-    """try_answers on every notebook with shortcuts, two kernels at a time."""
-    work = tmp_path_factory.mktemp("shortcuts")
-    with ProcessPoolExecutor(max_workers=2,
-                             mp_context=multiprocessing.get_context("spawn")) as pool:
-        futures = {nb: pool.submit(assignments.try_answers, ROOT / "notebooks" / nb,
-                                   _with_solutions(nb, exercises), work)
-                   for nb, exercises in SHORTCUTS.items()}
-        return {nb: f.result() for nb, f in futures.items()}
+@pytest.fixture(scope="module")
+def grades():
+    """Every case graded, two at a time (each grading runs in processes of its own)."""
+    def one(case):
+        notebook, check_id, name, source, _ = case
+        exercise, solutions = EXERCISES[(notebook, check_id)]
+        return runner.grade(exercise, dict(solutions, **{exercise.solution_id: source}), LIMITS)
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        return dict(zip([c[:3] for c in CASES], pool.map(one, CASES)))
 
 
-SOLUTION = "(the instructor's solution)"
+def test_every_exercise_is_tried_with_shortcuts():
+    solutions = {e.solution_id for e, _ in EXERCISES.values()}
+    tried = {sid for exercises in SHORTCUTS.values() for sid in exercises}
+    assert len(EXERCISES) == 15 and solutions <= tried, solutions - tried
 
 
-def _with_solutions(notebook, exercises):
-    """The shortcuts, and the real solution run the same way (it must pass)."""
-    cells = json.loads((ROOT / "notebooks" / notebook).read_text(encoding="utf-8"))["cells"]
-    solutions = {assignments.nbgrader_meta(c)["grade_id"]: assignments.source_text(c)
-                 for c in cells if assignments.is_solution(c)}
-    return {gid: {**answers, **ALTERNATIVES.get(notebook, {}).get(gid, {}), SOLUTION: solutions[gid]}
-            for gid, answers in exercises.items()}
-
-
-def test_every_exercise_has_shortcuts():
-    for path in sorted((ROOT / "notebooks").glob("*.ipynb")):
-        cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
-        solutions = {assignments.nbgrader_meta(c)["grade_id"] for c in cells
-                     if assignments.is_solution(c)}
-        assert solutions <= set(SHORTCUTS.get(path.name, {})), (
-            f"{path.name}: no shortcut tried against {solutions - set(SHORTCUTS.get(path.name, {}))}")
-
-
-@pytest.mark.parametrize("notebook, grade_id, name", _cases(),
-                         ids=[f"{nb.split('_')[0]}-{gid}-{name}" for nb, gid, name in _cases()])
-def test_shortcut_fails_the_check(shortcut_results, notebook, grade_id, name):
-    answer_error, check_error = shortcut_results[notebook][(grade_id, name)]
-    assert answer_error is None, f"the shortcut itself does not run: {answer_error}"
-    if check_error is None and (notebook, grade_id, name) in KNOWN_OPEN:
-        pytest.xfail(KNOWN_OPEN[notebook, grade_id, name])
-    assert check_error is not None, f"{notebook} {grade_id}: the shortcut '{name}' passes the check"
-
-
-@pytest.mark.parametrize("notebook, grade_id, name", _alternatives(),
-                         ids=[f"{nb[:2]}-{gid}-{name}" for nb, gid, name in _alternatives()])
-def test_an_honest_alternative_passes(shortcut_results, notebook, grade_id, name):
-    """The hidden tests grade the lesson, not one way of writing it."""
-    assert shortcut_results[notebook][(grade_id, name)] == (None, None)
-
-
-@pytest.mark.parametrize("notebook, grade_id", sorted({(nb, gid) for nb, gid, _ in _cases()}))
-def test_the_solution_passes_the_same_way(shortcut_results, notebook, grade_id):
-    """The harness can pass an answer: the solution, substituted the same way."""
-    assert shortcut_results[notebook][(grade_id, SOLUTION)] == (None, None)
+@pytest.mark.parametrize("notebook, check_id, name, source, expected", CASES,
+                         ids=[f"{c[1]}-{c[2]}" for c in CASES])
+def test_each_answer_gets_what_it_deserves(grades, notebook, check_id, name, source, expected):
+    grade = grades[(notebook, check_id, name)]
+    if expected == "full":
+        assert grade.passed and grade.points == grade.max_points, grade.message
+    else:
+        assert grade.points < grade.max_points, f"{name} got full marks"
+    if expected == "zero":
+        assert grade.message.startswith("NotImplementedError"), grade.message
+    if expected == "refused":
+        assert "Refused" in grade.message or "not allowed while grading" in grade.message, (
+            grade.message)

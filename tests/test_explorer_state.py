@@ -116,9 +116,9 @@ def test_freezing_goes_only_to_cells_nbval_ignores():
     printed = {"output_type": "stream", "name": "stdout", "text": "kept\n"}
     nb = {"metadata": {"widgets": {rb.WIDGET_STATE: {"state": state, "version_major": 2,
                                                      "version_minor": 0}}},
-          "cells": [{"cell_type": "code", "source": "# NBVAL_IGNORE_OUTPUT\nw",
+          "cells": [{"cell_type": "code", "source": "w", "metadata": {"tags": [rb.IGNORE_OUTPUT]},
                      "outputs": [printed, note, _view("out")]},
-                    {"cell_type": "code", "source": "# NBVAL_IGNORE_OUTPUT\nv",
+                    {"cell_type": "code", "source": "v", "metadata": {"tags": [rb.IGNORE_OUTPUT]},
                      "outputs": [note, _view("slider")]},
                     {"cell_type": "code", "source": "w", "outputs": [_view("out")]}]}
     assert rb.freeze_explorers(nb) == 2
@@ -157,3 +157,18 @@ def test_the_kernelspec_is_what_jupyterlab_writes_back(path):
     unchanged notebook a git diff (tests/test_browser_explorers.py saves one)."""
     nb = json.loads(path.read_text(encoding="utf-8"))
     assert nb["metadata"]["kernelspec"] == rb.KERNELSPEC
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_explorer_cells_carry_nbvals_tag_and_no_marker(path):
+    """Issue 29: the course shows no test machinery in a cell's source. An
+    explorer's cell carries nbval's cell tag `nbval-ignore-output`, never the
+    `# NBVAL_...` markers, which a student would read as code."""
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    for cell in _code(nb):
+        source = _src(cell)
+        assert "NBVAL_" not in source, f"{path.name}: a # NBVAL_ marker in {source[:60]!r}"
+        if EXPLORER_CALL.search(source):
+            assert rb.IGNORE_OUTPUT in cell.get("metadata", {}).get("tags", []), (
+                f"{path.name}: the explorer cell {source[:60]!r} lacks the tag "
+                f"{rb.IGNORE_OUTPUT!r}")

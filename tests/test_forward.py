@@ -213,6 +213,32 @@ def test_inner_accumulator_does_not_record_the_outer_ones_rules():
 
 # --- ForwardAccumulator: TensorFlow's behaviour ----------------------------------------
 
+@pytest.mark.parametrize("accumulator_made_first", [True, False])
+def test_a_tape_inside_an_accumulator_does_not_record_the_tangents(accumulator_made_first):
+    # TensorFlow's forwardprop_test (testForwardOverBackwardMemoryEfficiency and
+    # testBackwardOverForward): what counts is nesting, not creation order. A
+    # tape inside the accumulator gives None for the gradient of a tangent
+    # (minitape gave -0.054); a tape around it gives -0.1 * cos(1).
+    for accumulator_inside in (False, True):
+        c = mt.constant(1.0)
+        if accumulator_made_first:
+            acc, tape = ForwardAccumulator(c, 0.1), mt.GradientTape()
+        else:
+            tape, acc = mt.GradientTape(), ForwardAccumulator(c, 0.1)
+        outer, inner = (tape, acc) if accumulator_inside else (acc, tape)
+        with outer:
+            with inner:
+                tape.watch(c)
+                tangent = acc.jvp(mt.cos(c))
+        np.testing.assert_allclose(float(tangent), -0.1 * np.sin(1.0), rtol=1e-6)
+        grad = tape.gradient(tangent, c)
+        if accumulator_inside:
+            np.testing.assert_allclose(float(grad), -0.1 * np.cos(1.0), rtol=1e-6)
+        else:
+            assert grad is None
+
+
+
 def test_accumulator_with_variables_nests_and_unconnected():
     v = mt.Variable([1.0, 2.0])
     c = mt.constant([3.0, 4.0])
@@ -253,8 +279,8 @@ def test_accumulator_checks_its_arguments():
         ForwardAccumulator([1.0], [1.0])
     acc = ForwardAccumulator(x, x)
     with acc:
-        with pytest.raises(RuntimeError, match="already active"):
-            acc.__enter__()
+        with pytest.raises(ValueError, match="Accumulator is already recording"):
+            acc.__enter__()  # TensorFlow's ValueError and words (minitape: RuntimeError)
 
 
 def test_stop_gradient_stops_tangents():
@@ -612,10 +638,10 @@ def test_a_failing_forward_sweep_leaves_the_outer_tape_as_it_was():
 def test_the_same_primal_twice_is_a_value_error():
     """TensorFlow raises ValueError for a tensor given twice among the primals."""
     x = mt.constant([1.0, 2.0])
-    with pytest.raises(ValueError, match="primal 1.*more than once"):
+    with pytest.raises(ValueError, match="primal 1.*specified as a primal multiple times"):
         ForwardAccumulator(primals=[x, x], tangents=[[1.0, 0.0], [0.0, 1.0]])
     v = mt.Variable([1.0, 2.0])
-    with pytest.raises(ValueError, match="primal 1.*more than once"):
+    with pytest.raises(ValueError, match="primal 1.*specified as a primal multiple times"):
         ForwardAccumulator(primals=(v, v), tangents=([1.0, 0.0], [0.0, 1.0]))
     # the same values in two different tensors are two primals
     y = mt.constant([1.0, 2.0])

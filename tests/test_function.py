@@ -563,3 +563,14 @@ def test_dropped_functions_unregister_their_gradient_graphs():
     gc.collect()
     # the recorded call still finds its rule: the op holds the key
     assert float(tape.gradient(y, x)) == 0.5
+
+
+def test_python_values_returned_become_tensors_as_in_tensorflow():
+    # tf.function(lambda: 1.0)() is a float32 tensor, "text" a string tensor
+    # (minitape refused strings); a ForwardAccumulator's jvp of such a
+    # constant is None, as in TensorFlow.
+    x = mt.constant(2.0)
+    with mt.autodiff.ForwardAccumulator(x, mt.constant(1.0)) as acc:
+        y, n, text = mt.function(lambda x: (1.0, 3, "text"))(x)
+    assert (y.dtype, n.dtype, text.numpy()) == (np.float32, np.int32, "text")
+    assert acc.jvp(y) is None

@@ -5,7 +5,7 @@ Each test runs its function four ways (eagerly, `mt.function`,
 `jit_compile=True`, and compiled for any shape), first on inputs without inf
 or NaN, so the trace is made there, then on inputs with them: a traced
 function answers for each call's inputs, never for its first call's. The
-expected numbers are worked out by hand from the README's differences row
+expected numbers are worked out by hand from docs/differences.md's row
 ("a zero tangent meeting an infinite partial derivative"): a zero tangent or
 upstream gradient adds nothing, even times inf; TensorFlow gives NaN there.
 """

@@ -9,20 +9,24 @@ temporary course folder; then for each notebook with exercises:
   (`tools.assignments.round_trip`: one kernel per notebook, two at a time);
 - the exercise cells have the metadata nbgrader expects;
 
-and nbgrader's autograder gives the blank copy of 00a_build_a_tape no points
-and its solution all of them. Hidden tests (between the BEGIN and END HIDDEN
-TESTS markers of a check cell) are missing from the student copies, and the
-autograder runs them: an answer that passes the visible part of a check and
-fails its hidden part gets no point.
+and real `nbgrader autograde`, configured for grading in fresh processes
+(minitape.grading), gives the solutions every point and blank copies, issue
+29's attacks and a walk that fails only the hidden tests none. Hidden tests
+(between the BEGIN and END HIDDEN TESTS markers of a check cell, in any of its
+three parts) are missing from the student copies, and grading runs them.
 """
 import json
 import multiprocessing
+import os
 import re
+import subprocess
+import sys
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import pytest
 
+from minitape.grading.cells import split_parts
 from tools import assignments
 
 pytest.importorskip("nbgrader")
@@ -77,6 +81,8 @@ def test_exercise_cells_have_nbgrader_metadata(path):
             assert meta["grade_id"] == f"{prefix}-check", (
                 f"{meta['grade_id']} does not follow the solution {prefix}-solution")
             assert "assert" in assignments.source_text(cell), "a check cell must assert"
+            parts = split_parts(assignments.source_text(cell), meta["grade_id"])  # three parts
+            assert "got" in parts["run"].text and "got" in parts["judge"].text
     ids_ = [c["metadata"]["nbgrader"]["grade_id"] for _, c in graded]
     assert len(set(ids_)) == len(ids_), "grade ids must be unique in a notebook"
 
@@ -156,40 +162,91 @@ def test_each_check_fails_blank_and_passes_solved(round_trips, path):
             f"{r['check']} fails on the solution {r['solution']}: {r['solution_error']}")
 
 
-def test_autograde_scores_blank_zero_and_solution_full(tmp_path):
-    """nbgrader's own autograder on 00a_build_a_tape: the blank copy gets 0 points,
-    the instructor's notebook (the solution) all of them."""
-    from nbgrader.api import Gradebook
-    from nbgrader.apps import NbGraderAPI
-    from traitlets.config import Config
+def _nbgrader(course_dir, *args):
+    """Run the `nbgrader` command of this Python's environment in `course_dir`,
+    as a teacher would, with this checkout's minitape."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    here = os.path.dirname(sys.executable)
+    env["PATH"] = here + os.pathsep + env.get("PATH", "")
+    result = subprocess.run([os.path.join(here, "nbgrader"), *args], cwd=course_dir, env=env,
+                            capture_output=True, text=True, timeout=1800)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    return result
 
-    notebook = ROOT / "notebooks" / "00a_build_a_tape.ipynb"
-    released = assignments.generate([notebook], tmp_path)
-    # a student who walks tape.ops backwards: the visible part of the walk
-    # check passes, the hidden one (shuffled tape.ops) does not
-    submissions = {"blank": (released / notebook.name).read_bytes(),
-                   "solved": notebook.read_bytes(),
-                   "shortcut": json.dumps(_walk_shortcut(released / notebook.name)).encode()}
-    for student, data in submissions.items():
+
+def _with_answer(student_copy, grade_id, text):
+    nb = _load(student_copy)
+    for cell in nb["cells"]:
+        if assignments.nbgrader_meta(cell).get("grade_id") == grade_id:
+            cell["source"] = text
+    return nb
+
+
+TRANSFORMER = """def jacobian_matrix(f, values):
+    return None
+
+
+def skip_checks(lines):
+    return ["pass\\n"] if any("assert" in line for line in lines) else lines
+
+
+get_ipython().input_transformers_post.append(skip_checks)
+"""
+SOURCE = """import json
+
+for cell in json.load(open("../../../source/course/07_jacobians.ipynb"))["cells"]:
+    if "ex07-solution" in str(cell["metadata"]):
+        exec("".join(cell["source"]))
+"""
+
+
+def test_real_autograde_grades_in_fresh_processes(tmp_path):
+    """`nbgrader autograde`, configured by `python -m minitape.grading config` as
+    docs/teaching.md says: solutions get every point, blank copies none, and
+    issue 29's attacks that passed every exercise (an input transformer, the
+    instructor's notebook read from ../../../source/) none; a walk that passes
+    the visible check but not the hidden one loses that exercise's point."""
+    from nbgrader.api import Gradebook
+
+    notebooks = [ROOT / "notebooks" / "00a_build_a_tape.ipynb",
+                 ROOT / "notebooks" / "07_jacobians.ipynb"]
+    out = subprocess.run([sys.executable, "-m", "minitape.grading", "config", str(tmp_path)],
+                         cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    assert "nbgrader_config.py" in out
+    released = assignments.generate(notebooks, tmp_path)
+    walk, jacobian = (released / p.name for p in notebooks)
+    submissions = {
+        "solved": {p.name: p.read_bytes() for p in notebooks},
+        "blank": {p.name: (released / p.name).read_bytes() for p in notebooks},
+        "attacks": {walk.name: json.dumps(_walk_shortcut(walk)).encode(),
+                    jacobian.name: json.dumps(_with_answer(jacobian, "ex07-solution",
+                                                           TRANSFORMER)).encode()},
+        "source": {jacobian.name: json.dumps(_with_answer(jacobian, "ex07-solution",
+                                                          SOURCE)).encode()},
+    }
+    for student, files in submissions.items():
         folder = tmp_path / "submitted" / student / assignments.ASSIGNMENT
         folder.mkdir(parents=True)
-        (folder / notebook.name).write_bytes(data)
-    config = Config()
-    config.CourseDirectory.root = str(tmp_path)
-    api = NbGraderAPI(config=config)
-    for student in submissions:
-        result = api.autograde(assignments.ASSIGNMENT, student)
-        assert result["success"], result.get("error")
+        for name, data in files.items():
+            (folder / name).write_bytes(data)
+    log = _nbgrader(tmp_path, "autograde", assignments.ASSIGNMENT).stderr
+    assert "Grading ex07-check in fresh processes" in log
     with Gradebook(f"sqlite:///{tmp_path / 'gradebook.db'}") as gb:
-        scores = {s: gb.find_submission_notebook(notebook.stem, assignments.ASSIGNMENT, s)
-                  for s in submissions}
-        n_checks = sum(assignments.is_check(c) for c in _load(notebook)["cells"])
-        assert scores["blank"].max_score == n_checks
-        assert [g.score for g in scores["blank"].grades] == [0.0] * n_checks
-        assert scores["solved"].score == scores["solved"].max_score == n_checks
-        by_check = {g.name: g.score for g in scores["shortcut"].grades}
-        assert by_check.pop("ex00a-walk-check") == 0.0  # failed in its hidden tests
-        assert set(by_check.values()) == {1.0}
+        def scores(student, notebook):
+            found = gb.find_submission_notebook(notebook, assignments.ASSIGNMENT, student)
+            return {g.name: g.score for g in found.grades}
+        assert set(scores("solved", "00a_build_a_tape").values()) == {1.0}
+        assert scores("solved", "07_jacobians") == {"ex07-check": 1.0}
+        assert set(scores("blank", "00a_build_a_tape").values()) == {0.0}
+        assert scores("blank", "07_jacobians") == {"ex07-check": 0.0}
+        assert scores("attacks", "00a_build_a_tape") == {
+            "ex00a-record-check": 1.0, "ex00a-rules-check": 1.0, "ex00a-walk-check": 0.0}
+        assert scores("attacks", "07_jacobians") == {"ex07-check": 0.0}
+        assert scores("source", "07_jacobians") == {"ex07-check": 0.0}
+    graded = _load(tmp_path / "autograded" / "source" / assignments.ASSIGNMENT / jacobian.name)
+    (check,) = [c for c in graded["cells"] if assignments.is_check(c)]
+    assert check["outputs"][0]["output_type"] == "error"
+    assert "not available to an answer" in check["outputs"][0]["evalue"]
 
 
 REVERSED_TAPE_WALK = """def gradient(tape, target, source):
@@ -217,14 +274,18 @@ def _walk_shortcut(student_copy):
 
 
 def test_reversed_tape_walk_passes_the_visible_check(course):
-    """The shortcut above passes every check the student sees (so the zero the
-    autograder gives it comes from the hidden tests)."""
-    course_dir, released = course
-    path = course_dir / "walk_shortcut.ipynb"
-    path.write_text(json.dumps(_walk_shortcut(released / "00a_build_a_tape.ipynb")),
-                    encoding="utf-8")
-    results = assignments.try_answers(path, {}, course_dir, checks=True)
-    assert results and all(error is None for error in results.values()), results
+    """The shortcut above passes the check the student sees (graded as the
+    autograder grades, with the student copy's check), so the zero it gets
+    comes from the hidden tests."""
+    from minitape.grading import runner
+
+    _, released = course
+    student = _walk_shortcut(released / "00a_build_a_tape.ipynb")
+    visible = runner.grade_notebook(student, only={"ex00a-walk-check"})
+    assert [g.passed for g in visible] == [True], visible[0].message
+    (hidden,) = runner.grade_notebook(ROOT / "notebooks" / "00a_build_a_tape.ipynb", student,
+                                      only={"ex00a-walk-check"})
+    assert not hidden.passed and "another order" in hidden.message
 
 
 def _hidden_regions(text):

@@ -318,7 +318,7 @@ def test_complex_parts_and_dtypes():
 
 def test_gradients_through_complex_numbers_follow_tensorflow():
     # L = |z|^2 at z = 1 + 2i: TensorFlow's tape gives dL/dx + i dL/dy = 2 + 4i
-    # (JAX's and autograd's grad give the conjugate, 2 - 4i: README).
+    # (JAX's and autograd's grad give the conjugate, 2 - 4i: docs/differences.md).
     z = mt.constant(np.array([1 + 2j]))
     _, (g,) = grad(lambda t: mt.math.real(t * mt.math.conj(t)), z.numpy())
     np.testing.assert_allclose(g.numpy(), [2 + 4j])

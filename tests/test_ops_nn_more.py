@@ -259,7 +259,7 @@ def test_moments_variance_derivatives_are_tensorflows():
 
 def test_moments_of_integers_is_a_type_error_like_reduce_mean():
     # TensorFlow 2.21 gives a truncated integer mean ([2, 3] for [[1, 2], [3, 5]]);
-    # minitape refuses, as its reduce_mean does (README: where minitape differs)
+    # minitape refuses, as its reduce_mean does (docs/differences.md)
     with pytest.raises(TypeError, match="moments: expected a floating-point tensor"):
         mt.nn.moments(mt.constant([[1, 2], [3, 5]]), axes=[0])
 

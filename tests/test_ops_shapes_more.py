@@ -126,6 +126,15 @@ def test_edge_values_are_tensorflows():
     assert int(mt.math.reduce_euclidean_norm(mt.constant([50000, 50000]))) == 26552  # int32
     np.testing.assert_array_equal(mt.one_hot([0, -1, 3], 3).numpy(),
                                   [[1, 0, 0], [0, 0, 0], [0, 0, 0]])
+    # Python numbers take `dtype` where they are exact there, as TensorFlow's
+    # dtype_hint (minitape read 1.0 as float32 and refused the float64 dtype).
+    hot = mt.one_hot([0, 2], 3, on_value=1.0, off_value=0.0, dtype=mt.float64)
+    assert hot.dtype == np.float64
+    np.testing.assert_array_equal(hot.numpy(), [[1, 0, 0], [0, 0, 1]])
+    assert mt.one_hot([0], 2, on_value=1, off_value=0, dtype=mt.float64).dtype == np.float64
+    assert mt.one_hot([0], 2, on_value=1.5, off_value=0.0, dtype=mt.float16).dtype == np.float16
+    with pytest.raises(TypeError, match="one_hot"):  # a float32 tensor is not converted
+        mt.one_hot([0], 2, on_value=mt.constant(1.0), off_value=0.0, dtype=mt.float64)
     np.testing.assert_array_equal(mt.argsort(mt.constant([1.0, 3.0, 3.0, 1.0]),
                                              direction="DESCENDING").numpy(), [1, 2, 0, 3])
     np.testing.assert_array_equal(mt.scatter_nd([[1], [3], [1]], mt.constant([1.0, 2.0, 3.0]),

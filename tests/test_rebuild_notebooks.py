@@ -15,7 +15,12 @@ pytestmark = [pytest.mark.slow, pytest.mark.tooling]
 
 
 def _write(path, *sources):
-    nb = new_notebook(cells=[new_code_cell(s) for s in sources])
+    """A notebook of code cells; a cell whose source starts with "[explorer]" is
+    tagged as nbval ignores it (the explorer's cell)."""
+    cells = [new_code_cell(s.removeprefix("[explorer]"),
+                           metadata={"tags": [rb.IGNORE_OUTPUT]} if s.startswith("[explorer]")
+                           else {}) for s in sources]
+    nb = new_notebook(cells=cells)
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
                                  "language": "python"}
     nbformat.write(nb, str(path))
@@ -26,7 +31,7 @@ def test_rebuild_stores_each_explorer_as_a_picture_and_strips(tmp_path):
     good = _write(tmp_path / "good.ipynb", "print('old colab cell')",
                   "import ipywidgets as w\nfrom IPython.display import HTML, display\n"
                   "from minitape.widgets.compat import interactive",
-                  "# NBVAL_IGNORE_OUTPUT\n"
+                  "[explorer]"
                   "interactive(lambda x: display(HTML(f'<b>x is {x}</b>')),\n"
                   "            x=w.IntSlider(value=3, description='x'))")
     bad = _write(tmp_path / "bad.ipynb", "print('colab')", "raise ValueError('boom')")

@@ -42,9 +42,7 @@ EXTRA = [
         x.dtype)[:, None], _X),
     case("saved.ceil-imag", lambda x: x * mt.math.ceil(x) + mt.math.imag(x), _X),
     case("saved.linspace", lambda x: mt.linspace(x[0, 0], x[1, 1], 5), _X),
-    # its second derivative is not implemented (SpectralNormDirection)
-    case("saved.spectral_norm", lambda x: mt.norm(x, ord=2, axis=[0, 1]), _X,
-         first_order_only=True),
+    case("saved.spectral_norm", lambda x: mt.norm(x, ord=2, axis=[0, 1]), _X),
 ]
 ROWS = family_cases() + EXTRA
 

@@ -332,8 +332,27 @@ def test_unconnected_gradients_none_and_zero_for_batch_jacobian():
 
 def test_unconnected_gradients_rejects_other_values():
     t, x, u, y = _unconnected_setup()
-    with pytest.raises(ValueError, match="unconnected_gradients"):
+    # TensorFlow's words: "Unknown value for unconnected_gradients: 'zeros'".
+    with pytest.raises(ValueError, match="Unknown value for unconnected_gradients: 'zeros'"):
         t.gradient(y, x, unconnected_gradients="zeros")
+
+
+def test_errors_of_tensorflows_kind_and_words():
+    # Re-entering a recording tape: TensorFlow's ValueError "Tape is still
+    # recording, ..." (minitape raised RuntimeError); a batch_jacobian whose
+    # target and source batch sizes differ: "Need first dimension of target shape".
+    tape = mt.GradientTape()
+    with tape:
+        with pytest.raises(ValueError, match="Tape is still recording"):
+            tape.__enter__()
+        assert tape._is_recording()
+    x, w = mt.constant(np.ones((2, 3))), mt.constant(np.ones((3, 3)))
+    with mt.GradientTape() as tape:
+        tape.watch(w)
+        y = x * mt.reduce_sum(w)
+    with pytest.raises(ValueError, match=r"Need first dimension of target shape \(\(2, 3\)\) "
+                                         r"and source shape \(\(3, 3\)\) to match"):
+        tape.batch_jacobian(y, w)
 
 
 # ---------------------------------------------------------------------------

@@ -9,8 +9,8 @@ Two sources, each stating what TensorFlow prints:
   `tf.RegisterGradient` and `tf.no_gradient` (TensorFlow 2.x sources).
 
 Printed text is compared with `tf.` written as `mt.`. Where minitape differs on
-purpose, the test says so and the difference is a row of the README's table
-"Where minitape differs from TensorFlow" (tests/test_tfcompat_differences.py
+purpose, the test says so and the difference is a row of the table
+"Where minitape differs from TensorFlow" in docs/differences.md (tests/test_tfcompat_differences.py
 checks that table). Tests marked xfail(strict=True) wait for a fix that another
 part of issue 9 owns; they turn into failures, to be unmarked, once it lands.
 """
@@ -280,7 +280,7 @@ def test_guide_replaced_a_variable_with_a_tensor(capsys):
         print(type(x).__name__, ":", tape.gradient(y, x))
         x = x + 1   # This should be `x.assign_add(1)`
     # TensorFlow prints its class names, ResourceVariable and EagerTensor;
-    # minitape's classes are Variable and Tensor (a README difference).
+    # minitape's classes are Variable and Tensor (docs/differences.md).
     assert printed(capsys) == tf_text(
         "ResourceVariable : tf.Tensor(1.0, shape=(), dtype=float32)\n"
         "EagerTensor : None\n").replace("ResourceVariable", "Variable").replace(
@@ -358,7 +358,7 @@ def test_guide_no_gradient_registered(capsys):
     except LookupError as e:
         print(f'{type(e).__name__}: {e}')
     # TensorFlow: "LookupError: gradient registry has no entry for:
-    # AdjustContrastv2". minitape names the operation and its type (README).
+    # AdjustContrastv2". minitape names the operation and its type (docs/differences.md).
     assert printed(capsys) == ("LookupError: No gradient defined for operation "
                                "'AdjustContrastv2' (op type: AdjustContrastv2)\n")
 

@@ -304,6 +304,27 @@ def test_recompute_grad_of_several_inputs_and_outputs_and_an_integer_input():
     assert g.__name__ == "f"
 
 
+def test_recompute_grad_of_the_same_tensor_twice_counts_each_use_once():
+    # TensorFlow's regression test (recompute_grad of f(x, x), f(a, b) = a * b)
+    # at x = 3: the gradient is 6.0 (minitape gave 12.0, each use getting the
+    # total), and eagerly, traced and as a second derivative (2.0) alike.
+    g = mt.recompute_grad(lambda a, b: a * b)
+    x = mt.constant(3.0)
+
+    def first_and_second(x):
+        with mt.GradientTape() as outer:
+            outer.watch(x)
+            with mt.GradientTape() as tape:
+                tape.watch(x)
+                y = g(x, x)
+            dy = tape.gradient(y, x)
+        return y, dy, outer.gradient(dy, x)
+
+    for run in (first_and_second, mt.function(first_and_second)):
+        y, dy, d2y = run(x)
+        assert (float(y), float(dy), float(d2y)) == (9.0, 6.0, 2.0)
+
+
 # ---------------------------------------------------------------------------
 # grad_pass_through
 # ---------------------------------------------------------------------------

@@ -62,7 +62,7 @@ def test_auto_does_the_cheaper_work_by_notebook_10s_count(n):
 
 
 def test_the_readme_crossover_for_64_inputs():
-    """README: for tanh(W @ x) with 64 inputs, forward from m = 88 outputs on,
+    """docs/api.md: for tanh(W @ x) with 64 inputs, forward from m = 88 outputs on,
     with estimates 64**2 + 4*64*m against 2m(64 + m)."""
     from minitape import GradientTape
     from minitape.jacobians import direction_costs

@@ -1,15 +1,16 @@
 """Student copies of the course notebooks, and the check that grading works.
 
 Every exercise is one solution cell (the answer between the BEGIN SOLUTION and
-END SOLUTION marker comments) followed by one locked check cell that asserts;
-docs/teaching.md has the teacher's workflow with nbgrader. This module:
+END SOLUTION marker comments) followed by one locked check cell in three parts
+(inputs, run, judge; minitape.grading.cells); docs/teaching.md has the
+teacher's workflow with nbgrader. This module:
 
     python -m tools.assignments release OUT [notebooks...]   # student copies into OUT/
 
 and, for tests/test_nbgrader.py, `generate` (nbgrader's generate_assignment in
-a course folder) and `round_trip` (each check fails on the blank exercise and
-passes on the solution); for tests/test_exercise_shortcuts.py, `try_answers`
-(the instructor's checks, hidden tests included, run on other answers).
+a course folder) and `round_trip` (in a student's kernel, each check fails on
+the blank exercise and passes on the solution). Grading itself runs elsewhere:
+`minitape.grading` (docs/teaching.md).
 """
 import argparse
 import copy
@@ -134,90 +135,6 @@ def round_trip(instructor, student, workdir, timeout=CELL_TIMEOUT):
                 result.update(solution=sol_id, solution_error=errors[-1] or next(
                     (f"in a cell before the check: {e}" for e in errors if e), None))
             results.append(result)
-    return results
-
-
-# Each answer tried runs between these two cells, so that one that patches
-# Python, NumPy, unittest.mock or minitape (a shortcut that replaces the
-# checker's tools, or registers a gradient rule) leaves the next answer, and
-# the real solution, the kernel it found.
-SNAPSHOT = """
-import sys as _sys
-if "minitape" in _sys.modules:  # mt.test and mt.autodiff load on first use: load them now,
-    import minitape.test, minitape.autodiff  # so that what an answer patches there is saved
-_tried_modules = ("builtins", "math", "numpy", "numpy.testing", "numpy.testing._private.utils",
-                  "unittest.mock", "minitape", "minitape.registry", "minitape.recording",
-                  "minitape.test", "minitape.widgets.forward")
-_tried_saved = {m: dict(vars(_sys.modules[m])) for m in _tried_modules if m in _sys.modules}
-_tried_mt = _sys.modules.get("minitape")
-_tried_classes = [c for k in (_tried_mt.GradientTape, _tried_mt.Tensor, _tried_mt.Variable,
-                              _tried_mt.autodiff.ForwardAccumulator)
-                  for c in k.__mro__ if c.__module__.startswith("minitape")] if _tried_mt else []
-_tried_saved_classes = {c: dict(vars(c)) for c in _tried_classes}
-_tried_rules = {name: dict(getattr(_sys.modules["minitape.registry"], name))
-                for name in ("_rules", "_jvp_rules")} if "minitape.registry" in _sys.modules else {}
-"""
-RESTORE = """
-for _m, _saved in _tried_saved.items():
-    _now = vars(_sys.modules[_m])
-    # (a submodule imported since, numpy.random say, stays: it is in sys.modules, and
-    # without its attribute `import numpy.random` would recurse in numpy's __getattr__)
-    for _k in [k for k in _now if k not in _saved
-               and _sys.modules.get(_m + "." + k) is not _now[k]]:
-        del _now[_k]
-    _now.update(_saved)
-for _c, _saved in _tried_saved_classes.items():
-    for _k in [k for k in vars(_c) if k not in _saved]:
-        delattr(_c, _k)
-    for _k, _v in _saved.items():
-        if vars(_c).get(_k) is not _v and _k not in ("__dict__", "__weakref__", "__doc__"):
-            setattr(_c, _k, _v)
-for _name, _saved in _tried_rules.items():
-    getattr(_sys.modules["minitape.registry"], _name).clear()
-    getattr(_sys.modules["minitape.registry"], _name).update(_saved)
-"""
-
-
-def try_answers(instructor, answers, workdir, timeout=CELL_TIMEOUT, checks=False):
-    """Run the instructor's notebook top to bottom in one kernel; at each
-    solution cell whose grade id is in `answers` (a dict: grade id -> {name:
-    source}), first run each other answer in its place, the cells after it and
-    its check (hidden tests included), then the real solution. Returns {(grade
-    id, name): (the answer cell's error, the check's error)}, each None when
-    that cell ran cleanly (an error in a cell between them counts as the
-    check's). Each answer runs between SNAPSHOT and RESTORE, so what it
-    patched does not reach the next one. With `checks`, also {check's grade
-    id: its error or None} for the notebook's own run."""
-    import nbformat
-
-    inst = nbformat.read(str(instructor), as_version=4)
-    client = NotebookClient(inst, timeout=timeout, kernel_name="python3", allow_errors=True,
-                            record_timing=False, resources={"metadata": {"path": str(workdir)}})
-    code = [(i, c) for i, c in enumerate(inst.cells) if c.cell_type == "code"]
-    results = {}
-    with client.setup_kernel():
-        for k, (index, cell) in enumerate(code):
-            grade_id = nbgrader_meta(cell).get("grade_id")
-            if is_solution(cell) and grade_id in answers:
-                check = next(j for j in range(k + 1, len(code)) if is_check(code[j][1]))
-                for name, source in answers[grade_id].items():
-                    guard = nbformat.v4.new_code_cell(SNAPSHOT)
-                    client.execute_cell(guard, index)
-                    assert _error(guard) is None, _error(guard)
-                    errors = []
-                    for c in [nbformat.v4.new_code_cell(source)] + [
-                            copy.deepcopy(c) for _, c in code[k + 1:check + 1]]:
-                        c.outputs = []
-                        client.execute_cell(c, index)
-                        errors.append(_error(c))
-                    results[(grade_id, name)] = (errors[0], errors[-1] or next(
-                        (f"in a cell before the check: {e}" for e in errors[1:] if e), None))
-                    guard = nbformat.v4.new_code_cell(RESTORE)
-                    client.execute_cell(guard, index)
-                    assert _error(guard) is None, _error(guard)
-            client.execute_cell(cell, index)
-            if checks and is_check(cell):
-                results[grade_id] = _error(cell)
     return results
 
 

@@ -1,19 +1,28 @@
 """Every launch link of the course, from one source: pyproject.toml's name,
-version and `[project.urls] Repository`.
+version and `[project.urls] Repository`, and RELEASE.sha256.
 
 It writes three things, and `--check` finds any that differ:
 
-* the **Colab cell**, the first code cell of every notebook. On Colab it
-  installs exactly this version of minitape and nothing else (`--no-deps`:
-  Colab has NumPy, matplotlib and ipywidgets): from PyPI, or else from the
-  repository's archive at tag `v<version>` (no git needed). If both fail it
-  stops "Run all" with one short message naming what failed (pip's last error
-  line for each, or "no connection" when pip could not reach the server) and
-  the next thing to try: a new runtime when neither server was reached, else
-  Binder. Not pip's log. Anywhere else it does nothing;
+* the **Colab cell**, the first code cell of every notebook: a Colab form
+  (`#@title`, folded away on Colab and in JupyterLab). On Colab it installs
+  the one wheel RELEASE.sha256 names (tools/release.py writes it at a release)
+  and nothing else (`--no-deps`: Colab has NumPy, matplotlib and ipywidgets),
+  from PyPI or else from the repository's GitHub release of that version;
+  pip checks the wheel's SHA-256 (`--require-hashes`) and refuses any other
+  file, and never builds one (`--only-binary=:all:`). If both fail it stops
+  "Run all" with one short message: what failed at each source (refused, no
+  connection, or pip's last error line) and a path that can work (a new
+  runtime when a server was out of reach, else Binder; and your own machine).
+  Anywhere else it does nothing;
 * the **badge cell**, the first cell of every notebook (Markdown): "Open in
   Colab" and "launch Binder" for that notebook;
-* the README's badges, between the two `launch badges` comment lines.
+* the README's badges, between the two `launch badges` comment lines;
+* the **links to the repository's pages** in the notebooks' Markdown: every
+  link to a file outside notebooks/ (`../docs/engine.md`, or a link already
+  written as a GitHub URL of a file of this repository) becomes
+  `<Repository>/blob/main/<path>`. JupyterLab started in notebooks/, the
+  JupyterLite site and Colab can open no `..` (tests/test_notebook_links.py
+  resolves every link as each of them does); a GitHub page opens in all three.
 
 The JupyterLite site (tools/site.py) replaces the Colab cell with
 `lite_cell_source()`, which installs the wheel bundled in the site.
@@ -32,50 +41,72 @@ ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
 README = ROOT / "README.md"
 PYPROJECT = ROOT / "pyproject.toml"
-# The branch the Colab badges open (Binder uses the repository's HEAD).
+PINNED = ROOT / "RELEASE.sha256"  # the wheel the Colab cell installs (tools/release.py)
+# The branch the links to the repository's pages open. The Colab badges open the
+# notebooks of the release whose wheel the Colab cell installs (tag v<version>), so a
+# notebook never needs an engine newer than the one it installs; Binder builds HEAD.
 BRANCH = "main"
 BADGE_CELL_ID = "launch-badges"
+# The Colab cell's metadata: a form (Colab shows its #@title line and folds the code away)
+# whose source JupyterLab shows folded too.
+CODE_CELL_METADATA = {"cellView": "form", "jupyter": {"source_hidden": True}}
 README_BEGIN = "<!-- launch badges: written by `python -m tools.colab` from pyproject.toml -->"
 README_END = "<!-- end of launch badges -->"
 
 TEMPLATE = '''\
-# On Colab only: install minitape {version} (Colab has NumPy, matplotlib and ipywidgets),
-# from PyPI or else from the course's repository at tag v{version}. Elsewhere: nothing.
-import subprocess, sys
+#@title Install minitape {version} (on Colab only: elsewhere this cell does nothing)
+# pip installs one file, the wheel this project built, and refuses any other (SHA256);
+# --no-deps: Colab has NumPy, matplotlib and ipywidgets.
+import subprocess, sys, tempfile
 if "google.colab" in sys.modules:
-    NO_CONNECTION = "no connection"
-    def pip_install(source):
-        """Install `source` alone; None if it worked, else what failed, in one line."""
-        pip = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", source],
-                             capture_output=True, text=True)
+    SHA256 = "{sha256}"
+    REPOSITORY = "{repository}"
+    SOURCES = {{"PyPI": "minitape=={version}",
+               f"{{REPOSITORY}} (release v{version})": "minitape @ " + REPOSITORY
+               + "/releases/download/v{version}/minitape-{version}-py3-none-any.whl"}}
+    BINDER = "{binder}"
+
+    def pip_install(requirement):
+        """Install the pinned wheel; None if it worked, else why not, in a few words."""
+        with tempfile.NamedTemporaryFile("w", suffix=".txt") as pinned:
+            pinned.write(f"{{requirement}} --hash=sha256:{{SHA256}}\\n")
+            pinned.flush()
+            pip = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps",
+                                  "--only-binary=:all:", "--require-hashes", "-r", pinned.name],
+                                 capture_output=True, text=True)
         if pip.returncode == 0:
             return None
-        lines = [line.strip() for line in pip.stderr.splitlines() if line.strip()]
-        signs = ("NewConnectionError", "Failed to connect", "ConnectTimeoutError", "ProxyError",
-                 "Temporary failure in name resolution")
-        if any(sign in line for line in lines for sign in signs):
-            return NO_CONNECTION + " (pip could not reach the server)"
-        errors = [line for line in lines if line.startswith(("ERROR:", "\\u00d7"))]
-        return (errors or lines or ["pip failed"])[-1][:240]
+        if "DO NOT MATCH THE HASHES" in pip.stderr:
+            return "refused: the file there is not the wheel this course names"
+        if "HTTP error 404" in pip.stderr or "404 Client Error" in pip.stderr:
+            return "not found (HTTP 404)"
+        if any(sign in pip.stderr for sign in ("NewConnectionError", "Failed to connect",
+               "ConnectTimeoutError", "ProxyError", "Temporary failure in name resolution")):
+            return "no connection (pip could not reach the server)"
+        errors = [line.strip() for line in pip.stderr.splitlines()
+                  if line.strip().startswith(("ERROR:", "\\u00d7"))]
+        return (errors or ["pip failed"])[-1][:200]
 
     class InstallFailed(Exception):
         def _render_traceback_(self):  # IPython shows this message and no traceback
             return [str(self)]
 
-    from_pypi = pip_install("{requirement}")
-    if from_pypi:
-        from_repository = pip_install("{archive}")
-        if from_repository:
-            offline = (from_pypi.startswith(NO_CONNECTION)
-                       and from_repository.startswith(NO_CONNECTION))
-            raise InstallFailed(
-                "minitape {version} is not installed.\\n"
-                "From PyPI: " + from_pypi + "\\n"
-                "From {repository} (tag v{version}): " + from_repository + "\\n"
-                "Next: " + ("this runtime reached neither server. Run Runtime > Disconnect and "
-                            "delete runtime, then run this cell again." if offline else
-                            "open the course on Binder, which installs minitape from the "
-                            "repository itself: {binder}"))'''
+    failed = {{}}
+    for source, requirement in SOURCES.items():
+        failed[source] = pip_install(requirement)
+        if failed[source] is None:
+            break
+    else:
+        offline = any(why.startswith("no connection") for why in failed.values())
+        raise InstallFailed(
+            "minitape {version} is not installed.\\n"
+            + "".join(f"From {{source}}: {{why}}\\n" for source, why in failed.items())
+            + "Next: " + ("Runtime > Disconnect and delete runtime, then run this cell again "
+                          "(a new runtime may reach what this one could not)" if offline
+                          else f"open the course on Binder, which builds minitape from the "
+                          f"repository itself: {{BINDER}}")
+            + f"; or on your own machine: clone {{REPOSITORY}} and run the README's first "
+            "command.")'''
 
 LITE_TEMPLATE = '''\
 # JupyterLite (Python in your browser): install minitape {version}, bundled with this site, and
@@ -105,11 +136,6 @@ def repository(pyproject=PYPROJECT):
     return url
 
 
-def archive_url(repo, version):
-    """GitHub's source archive of tag v<version> (what the Colab cell falls back to)."""
-    return f"{repo}/archive/refs/tags/v{version}.tar.gz"
-
-
 def binder_url(repo, notebook=None):
     """mybinder.org building the repository's HEAD, JupyterLab open in notebooks/
     (or on one notebook)."""
@@ -118,9 +144,11 @@ def binder_url(repo, notebook=None):
            f"?urlpath=lab/tree/{path}"
 
 
-def colab_url(repo, notebook):
+def colab_url(repo, notebook, version=None):
+    """Colab opening `notebook` as released at tag v<version> (the pinned wheel's)."""
+    tag = f"v{version or pinned()[0]}"
     return f"https://colab.research.google.com/github/" \
-           f"{repo.removeprefix('https://github.com/')}/blob/{BRANCH}/notebooks/{notebook}"
+           f"{repo.removeprefix('https://github.com/')}/blob/{tag}/notebooks/{notebook}"
 
 
 def badges(notebook=None, pyproject=PYPROJECT):
@@ -138,14 +166,31 @@ def badge_cell_source(notebook, pyproject=PYPROJECT):
     return badges(notebook, pyproject)
 
 
-def cell_source(pyproject=PYPROJECT, repo=None):
-    """The exact text of the first code cell of every notebook. `repo`
+def release_wheel_url(repo, version):
+    """The wheel attached to the GitHub release of tag v<version> (the release
+    workflow attaches it): the Colab cell's second source, as the cell spells it."""
+    return f"{repo}/releases/download/v{version}/minitape-{version}-py3-none-any.whl"
+
+
+def pinned(path=None):
+    """(version, sha256) of the wheel the Colab cell installs: RELEASE.sha256,
+    written by `python -m tools.release pin` at a release."""
+    path = Path(path or PINNED)
+    found = re.fullmatch(r"([0-9a-f]{64})  minitape-(\S+)-py3-none-any\.whl\n",
+                         path.read_text(encoding="utf-8"))
+    if not found:
+        raise ValueError(f"{path}: one line, '<sha256>  minitape-<version>-py3-none-any.whl'")
+    return found.group(2), found.group(1)
+
+
+def cell_source(pyproject=PYPROJECT, repo=None, pin=None):
+    """The exact text of the first code cell of every notebook: it installs the
+    wheel RELEASE.sha256 names (`pin`: another (version, sha256)). `repo`
     replaces the repository URL (tests point it at a local server)."""
-    req = requirement(pyproject)
-    version = req.split("==")[1]
+    version, digest = pin or pinned()
     repo = repository(pyproject) if repo is None else repo
-    return TEMPLATE.format(requirement=req, version=version, repository=repo,
-                           archive=archive_url(repo, version), binder=binder_url(repo))
+    return TEMPLATE.format(version=version, sha256=digest, repository=repo,
+                           binder=binder_url(repo))
 
 
 def lite_cell_source(pyproject=PYPROJECT):
@@ -166,6 +211,35 @@ def first_markdown_cell(nb):
 def source_text(cell):
     src = cell["source"]
     return "".join(src) if isinstance(src, list) else src
+
+
+# A Markdown link's target: ](target) or ](target "title").
+LINK = re.compile(r"\]\(([^()\s]+)((?:\s+\"[^\"]*\")?)\)")
+GITHUB_FILE = re.compile(r"https://github\.com/[\w.-]+/[\w.-]+/blob/[\w.-]+/([^#?]+)(#.*)?")
+
+
+def project_url(path, fragment="", pyproject=PYPROJECT):
+    """The GitHub page of the file at `path` (relative to the repository's root)."""
+    return f"{repository(pyproject)}/blob/{BRANCH}/{path}{fragment}"
+
+
+def with_project_links(text, pyproject=PYPROJECT):
+    """`text` (a notebook's Markdown) with every link to a file of this
+    repository outside notebooks/ written as that file's GitHub page."""
+    def rewrite(match):
+        target, title = match.groups()
+        if target.startswith("../"):
+            path, _, fragment = target.partition("#")
+            resolved = (NOTEBOOKS / path).resolve()
+            if resolved.is_relative_to(ROOT) and resolved.exists():
+                relative = resolved.relative_to(ROOT).as_posix()
+                return f"]({project_url(relative, '#' + fragment if fragment else '', pyproject)}{title})"
+        github = GITHUB_FILE.fullmatch(target)
+        if github and (ROOT / github.group(1)).exists() and \
+                not target.startswith(repository(pyproject) + "/"):  # a fork's old URL
+            return f"]({project_url(github.group(1), github.group(2) or '', pyproject)}{title})"
+        return match.group(0)
+    return LINK.sub(rewrite, text)
 
 
 def set_cells(nb, notebook, source=None, pyproject=PYPROJECT):
@@ -198,6 +272,17 @@ def set_cells(nb, notebook, source=None, pyproject=PYPROJECT):
         changed = True
     if source_text(code) != source:
         set_source(code, source)
+        changed = True
+    for cell in nb["cells"][1:]:
+        if cell.get("cell_type") == "markdown":
+            text = source_text(cell)
+            linked = with_project_links(text, pyproject)
+            if linked != text:
+                set_source(cell, linked)
+                changed = True
+    metadata = code.setdefault("metadata", {})
+    if any(metadata.get(key) != value for key, value in CODE_CELL_METADATA.items()):
+        metadata.update(CODE_CELL_METADATA)
         changed = True
     return changed
 

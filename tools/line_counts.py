@@ -1,5 +1,5 @@
 """Rewrite the line counts in the engine's reading order (docs/engine.md), and the
-core's total in the README, from the files.
+core's total there, from the files.
 
     python -m tools.line_counts
 
@@ -25,12 +25,9 @@ def main():
     text = row.sub(lambda m: f"| `{m.group(1)}` | {lines(ROOT / m.group(1))} |",
                    engine.read_text(encoding="utf-8"))
     core = sum(lines(ROOT / path) for path, _ in row.findall(text)[:CORE_ROWS])
-    for path in (engine, ROOT / "README.md"):  # the README's "Reading the engine" states the total
-        if path != engine:
-            text = path.read_text(encoding="utf-8")
-        path.write_text(total.sub(lambda m: f"{m.group(1)}{core}{m.group(3)}", text),
-                        encoding="utf-8")
-    print(f"docs/engine.md line counts and the README's core total rewritten; "
+    engine.write_text(total.sub(lambda m: f"{m.group(1)}{core}{m.group(3)}", text),
+                      encoding="utf-8")
+    print(f"docs/engine.md's line counts and core total rewritten; "
           f"the core is {core} lines")
 
 

@@ -10,7 +10,8 @@ import shutil
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGE = ("pyproject.toml", "README.md", "minitape")  # what the build reads
+PACKAGE = ("pyproject.toml", "README.md", "MANIFEST.in", "minitape",
+           "tools/build_backend.py")  # what the build reads
 
 
 def copy(dest, extra=()):
@@ -20,6 +21,7 @@ def copy(dest, extra=()):
     dest.mkdir(parents=True, exist_ok=True)
     for name in (*PACKAGE, *extra):
         source = ROOT / name
+        (dest / name).parent.mkdir(parents=True, exist_ok=True)
         if source.is_dir():
             shutil.copytree(source, dest / name,
                             ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))

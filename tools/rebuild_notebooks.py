@@ -10,7 +10,7 @@ For each notebook:
    --execute`), with `record_timing=False` and `store_widget_state=True` (the
    state of every widget, read in step 3), and join the pieces of printed
    text that arrived one after another into one output;
-3. freeze each explorer: in cells marked `# NBVAL_IGNORE_OUTPUT`, the explorer's
+3. freeze each explorer: in cells tagged `nbval-ignore-output`, the explorer's
    outputs (its one-line note and its widget view, `widgets.compat.explorer`)
    become one static picture: the HTML or images its first state showed,
    under the caption "explorer, as first drawn (run the notebook to move
@@ -45,6 +45,7 @@ ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"  # as minitape.widgets.compat
 WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
+IGNORE_OUTPUT = "nbval-ignore-output"  # the cell tag nbval reads: an explorer's cell
 KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
 FALLBACK_CAPTION = "explorer, as first drawn (run the notebook to move it)"
 
@@ -126,15 +127,15 @@ def _is_note(out):
 
 
 def freeze_explorers(nb):
-    """Replace each explorer's outputs (note and widget view) in cells marked
-    `# NBVAL_IGNORE_OUTPUT` by a static picture of its first state (or, when
+    """Replace each explorer's outputs (note and widget view) in cells tagged
+    `nbval-ignore-output` (nbval's own tag) by a static picture of its first state (or, when
     it drew nothing static, by the note's text), and drop the saved widget
     state. Returns how many explorers were frozen."""
     state = widget_state(nb)
     frozen = 0
     for cell in nb["cells"]:
-        source = "".join(cell["source"])  # a str (nbformat) or a list of lines (JSON)
-        if cell["cell_type"] != "code" or "# NBVAL_IGNORE_OUTPUT" not in source:
+        if cell["cell_type"] != "code" or IGNORE_OUTPUT not in cell.get("metadata", {}).get(
+                "tags", []):
             continue
         outputs = []
         for out in cell.get("outputs", []):

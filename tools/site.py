@@ -38,6 +38,12 @@ def build_wheel(outdir):
     return wheel
 
 
+def contents():
+    """The files the site serves to the kernel and the file browser (its
+    files/ folder, flat): the notebooks."""
+    return sorted(colab.NOTEBOOKS.glob("*.ipynb"))
+
+
 def site_notebook(path):
     """The notebook at `path` as the site serves it: its Colab cell replaced by
     the JupyterLite install cell, every other cell as stored."""
@@ -53,10 +59,10 @@ def build(output=OUTPUT):
     with tempfile.TemporaryDirectory(prefix="minitape-site-") as tmp:
         tmp = Path(tmp)
         wheel = build_wheel(tmp / "dist")
-        contents = tmp / "contents"
-        contents.mkdir()
-        for path in sorted(colab.NOTEBOOKS.glob("*.ipynb")):
-            (contents / path.name).write_text(
+        contents_dir = tmp / "contents"
+        contents_dir.mkdir()
+        for path in contents():
+            (contents_dir / path.name).write_text(
                 json.dumps(site_notebook(path), indent=1, ensure_ascii=False) + "\n",
                 encoding="utf-8")
         lite_dir = tmp / "lite"  # no jupyter_lite_config.json: the defaults
@@ -65,7 +71,7 @@ def build(output=OUTPUT):
             shutil.rmtree(output)
         result = subprocess.run(
             [sys.executable, "-m", "jupyter", "lite", "build", "--lite-dir", str(lite_dir),
-             "--contents", str(contents), "--piplite-wheels", str(wheel),
+             "--contents", str(contents_dir), "--piplite-wheels", str(wheel),
              "--output-dir", str(output)],
             cwd=lite_dir, capture_output=True, text=True)
         if result.returncode != 0:

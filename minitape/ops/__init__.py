@@ -25,7 +25,8 @@ from .losses import (l2_loss, sigmoid_cross_entropy_with_logits,  # noqa: F401
                      softmax_cross_entropy_with_logits,
                      sparse_softmax_cross_entropy_with_logits,
                      weighted_cross_entropy_with_logits)
-from .reductions import (norm, reduce_max, reduce_mean, reduce_min,  # noqa: F401
+from .norms import norm  # noqa: F401
+from .reductions import (reduce_max, reduce_mean, reduce_min,  # noqa: F401
                          reduce_prod, reduce_sum)
 from .shapes import (broadcast_to, concat, expand_dims, getitem, identity,  # noqa: F401
                      matrix_transpose, pad, reshape, shape, size, squeeze, stack,

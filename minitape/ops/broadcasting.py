@@ -16,7 +16,10 @@ from .core import emit, float_input, normalize_axes, tangent_batch, tensor_input
 
 def reshape(tensor, shape, name=None):
     x = tensor_input("reshape", tensor)
-    shape = arguments.shape("reshape", shape, allow_unknown=True)
+    try:
+        shape = arguments.shape("reshape", shape, allow_unknown=True)
+    except ValueError as e:  # (too many dimensions, a negative one, ...)
+        raise ValueError(f"{e}; the tensor to reshape has shape {x.shape}") from None
     if shape == x.shape:
         return x
     try:

@@ -6,7 +6,7 @@ z = x + iy, the gradient a tape returns is dL/dx + i dL/dy. For a holomorphic
 f, that is the upstream gradient times the CONJUGATE of f'(z): TensorFlow's
 _SinGrad is `grad * cos(conj(z))`. JAX returns the conjugate of this (its
 `grad` of a real loss is dL/dx - i dL/dy), autograd the same as JAX; the
-README's differences table says so. Forward mode (JVP) is plain calculus,
+docs/differences.md says so. Forward mode (JVP) is plain calculus,
 f'(z) times the tangent, in all three.
 
 The five ops here are linear over the reals, so each rule is one line. They

@@ -2,6 +2,7 @@
 constants, and the batch shape of forward-mode tangents. It imports no op, so
 every op module can import it (`broadcasting.py` holds the helpers that need ops)."""
 import math
+import numbers
 
 import numpy as np
 
@@ -9,7 +10,7 @@ from .. import arguments, nest
 from .. import tensor as _values
 from ..context import state
 from ..recording import record
-from ..tensor import Tensor, TensorLike, Variable, holds_tensors, new_id, operand
+from ..tensor import Tensor, TensorLike, Variable, holds_tensors, new_id
 
 _new_tensor = Tensor.__new__
 
@@ -46,6 +47,34 @@ def first_dtype(values):
     packs a list holding tensors to that dtype; its numbers take it)."""
     first = nest.first(values, TensorLike)
     return None if first is None else first.dtype
+
+
+def operand(value, like, op_name):
+    """Convert `value` for an op whose other operand is the tensor `like`:
+    Python numbers and arrays take `like`'s dtype; two tensors must agree."""
+    kind = type(value)
+    if kind is Tensor:
+        t = value
+    elif kind is Variable:
+        t = value.read_value()
+    elif kind is float or kind is int or (isinstance(value, numbers.Number)
+                                          and not isinstance(value, np.generic)):
+        dtype = like._value.dtype
+        if isinstance(value, complex) and dtype.kind != "c":
+            raise TypeError(f"{op_name}: cannot combine the {dtype} tensor with the "
+                            f"complex number {value!r}")
+        if dtype.kind in "iub" and not float(value).is_integer():
+            raise TypeError(f"{op_name}: cannot combine the {dtype} tensor with "
+                            f"the non-integer number {value!r}")
+        if dtype.kind in "iub":  # 300 does not fit an int8 tensor (NumPy: OverflowError)
+            arguments.in_range(op_name, value, dtype)
+        return Tensor(dtype.type(value))
+    else:
+        return Tensor(np.array(_values._to_numpy(value, like._value.dtype, op_name)))
+    if t._value.dtype != like._value.dtype:
+        raise TypeError(f"{op_name}: the operands have different dtypes, "
+                        f"{like.dtype} and {t.dtype}; cast one with mt.cast")
+    return t
 
 
 def packed_operand(op_name, value, like, lists=True):

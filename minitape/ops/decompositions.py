@@ -32,8 +32,8 @@ import math
 import numpy as np
 
 from ..registry import RegisterGradient, RegisterJVP
-from .broadcasting import reduce_sum
-from .reductions import reduce_max
+from .broadcasting import reduce_sum, reshape
+from .complex import conj, real
 from .core import attr_bool, constant_like, emit, float_input, matrix_shape, replay
 from .elementwise import cast, equal, greater, not_equal, where
 from .linalg import matmul, solve
@@ -44,11 +44,24 @@ from .solvers import check_square, cubic, emit_outputs, real_matrix, triangular_
 _T = matrix_transpose
 
 
+def _H(x):
+    """The conjugate transpose X^H (for a real matrix, the transpose: nothing
+    more is recorded)."""
+    return matrix_transpose(x, conjugate=True)
+
+
+def _as(x, like):
+    """`x` in `like`'s dtype: a real tensor (singular values, gaps) meeting
+    complex ones. Nothing is recorded when the dtypes agree."""
+    return cast(x, like.dtype)
+
+
 def _sym_lower(da):
-    """The symmetric matrix whose lower triangle is that of `da` (what an op
-    that reads only the lower triangle sees): tril(dA) + tril(dA, -1)^T."""
+    """The symmetric (Hermitian) matrix whose lower triangle is that of `da`
+    (what an op that reads only the lower triangle sees): tril(dA) +
+    tril(dA, -1)^H, with the real part of the diagonal (LAPACK ignores the rest)."""
     low = band_part(da, -1, 0)
-    return low + _T(low) - diag(diag_part(low))
+    return low + _H(low) - diag(_as(real(diag_part(low)), da))
 
 
 def _phi(x):
@@ -59,9 +72,10 @@ def _phi(x):
 
 def _lower_gradient(g):
     """The gradient for an op that reads the lower triangle of a symmetric
-    matrix, from g, the gradient as if both triangles were read: each
-    off-diagonal entry stands for two (g + g^T), the diagonal for itself."""
-    return _phi(g + _T(g))
+    (Hermitian) matrix, from g, the gradient as if both triangles were read:
+    each off-diagonal entry stands for two (g + g^H), the diagonal for itself
+    (its real part)."""
+    return _phi(g + _H(g))
 
 
 # The masks below are made of recorded comparisons (not NumPy on the values),
@@ -257,28 +271,35 @@ replay("Qr", lambda xs, a, o: qr(xs[0], a["full_matrices"]),
 
 def eigh(tensor, name=None):
     """(e, V): the eigenvalues (ascending) and orthonormal eigenvectors (the
-    columns of V) of symmetric A = V diag(e) V^T; only A's lower triangle is read."""
-    a = real_matrix("linalg.eigh", tensor)
+    columns of V) of symmetric A = V diag(e) V^T, or Hermitian A = V diag(e)
+    V^H; only A's lower triangle is read. As in TensorFlow, e has A's dtype
+    (complex, with zero imaginary parts, for a complex A)."""
+    a = float_input("linalg.eigh", tensor)
     check_square("linalg.eigh", a)
     e, v = np.linalg.eigh(a._value)
-    return emit_outputs("SelfAdjointEigV2", (e, v), (a,), {"compute_v": True}, name)
+    return emit_outputs("SelfAdjointEigV2", (e.astype(a.dtype), v), (a,),
+                        {"compute_v": True}, name)
 
 
 def eigvalsh(tensor, name=None):
-    """The eigenvalues of symmetric A (ascending), from its lower triangle."""
-    a = real_matrix("linalg.eigvalsh", tensor)
+    """The eigenvalues of symmetric (Hermitian) A, ascending, from its lower
+    triangle; of A's dtype, as in TensorFlow."""
+    a = float_input("linalg.eigvalsh", tensor)
     check_square("linalg.eigvalsh", a)
-    return emit("SelfAdjointEigV2", np.linalg.eigvalsh(a._value), (a,),
+    return emit("SelfAdjointEigV2", np.linalg.eigvalsh(a._value).astype(a.dtype), (a,),
                 {"compute_v": False}, name)
 
 
 @RegisterGradient("SelfAdjointEigV2", batch_safe=True)
 def _eigh_grad(op, ge, gv=None):
-    """de_i = v_i^T dA v_i and dV = V (F o V^T dA V), F_ij = 1/(e_j - e_i)
-    (Giles 2008, 3.1; Ionescu 2015), so grad_A = V (diag(ge) + F o V^T gV) V^T,
-    then folded onto the lower triangle that was read. Eigenvalues alone
-    (eigvalsh): V diag(ge) V^T, defined at tied eigenvalues only for equal
-    weights ge_i == ge_j (else NaN; TensorFlow: the formula's number)."""
+    """de_i = v_i^H dA v_i and dV = V (F o V^H dA V), F_ij = 1/(e_j - e_i)
+    (Giles 2008, 3.1; Ionescu 2015), so grad_A = V (diag(ge) + F o V^H gV) V^H,
+    then folded onto the lower triangle that was read. Complex A: each column
+    of V is defined up to a phase, and F's zero diagonal leaves out the part
+    of V^H gV that only turns the phases (as TensorFlow and autograd).
+    Eigenvalues alone (eigvalsh): V diag(ge) V^H, defined at tied eigenvalues
+    only for equal weights ge_i == ge_j (else NaN; TensorFlow: the formula's
+    number)."""
     e = op.outputs[0]
     f, ties = _inverse_gaps(e)
     if not op.attrs["compute_v"]:
@@ -286,21 +307,21 @@ def _eigh_grad(op, ge, gv=None):
         mid = diag(ge)
     else:
         v = op.outputs[1]
-        k = matmul(v, gv, transpose_a=True)
+        k = matmul(v, gv, adjoint_a=True)
         mid = _undefined_at_ties(diag(ge) + f * k, ties, k)
     mid = _nan_where(mid, _tied_values(ties, ge))
-    return _lower_gradient(matmul(matmul(v, mid), v, transpose_b=True))
+    return _lower_gradient(matmul(matmul(v, mid), v, adjoint_b=True))
 
 
 @RegisterJVP("SelfAdjointEigV2", batch_safe=True)
 def _eigh_jvp(op, t):
-    """P = V^T dA V (dA symmetrised from its lower triangle): de = diag(P),
-    dV = V (F o P)."""
+    """P = V^H dA V (dA made symmetric, or Hermitian, from its lower
+    triangle): de = diag(P) (real), dV = V (F o P) (no turn of the phases)."""
     e = op.outputs[0]
     v = op.outputs[1] if op.attrs["compute_v"] else eigh(op.inputs[0])[1]
-    p = matmul(matmul(v, _sym_lower(t), transpose_a=True), v)
+    p = matmul(matmul(v, _sym_lower(t), adjoint_a=True), v)
     f, ties = _inverse_gaps(e)
-    de = _values_jvp(p, ties)
+    de = _as(real(_values_jvp(p, ties)), e)
     if not op.attrs["compute_v"]:
         return de
     return de, matmul(v, _undefined_at_ties(f * p, ties, p))
@@ -309,7 +330,7 @@ def _eigh_jvp(op, t):
 def _values_jvp(p, ties):
     """diag(P), NaN for tied values that the tangent splits (`_tied_values`)."""
     d = diag_part(p)
-    split = reduce_max(cast(_tied_values(ties, d, p), np.float64), axis=-1)
+    split = reduce_sum(cast(_tied_values(ties, d, p), np.float64), axis=-1)
     return _nan_where(d, greater(split, 0.0))
 
 
@@ -328,16 +349,18 @@ replay("SelfAdjointEigV2", lambda xs, a, o: eigh(xs[0]) if a["compute_v"] else e
 # --- SVD ----------------------------------------------------------------------------------
 
 def svd(tensor, full_matrices=False, compute_uv=True, name=None):
-    """(s, U, V) with A = U diag(s) V^T (TensorFlow's order, and V, not V^T),
-    s descending; only s when compute_uv=False."""
-    a = real_matrix("linalg.svd", tensor)
+    """(s, U, V) with A = U diag(s) V^H (TensorFlow's order, and V, not V^H),
+    s descending and real (also for a complex A); only s when compute_uv=False."""
+    a = float_input("linalg.svd", tensor)
     if a.ndim < 2:
         raise ValueError(f"linalg.svd: needs rank >= 2, got shape {a.shape}")
     attrs = {"full_matrices": bool(full_matrices), "compute_uv": bool(compute_uv)}
     if not compute_uv:
         return emit("Svd", np.linalg.svd(a._value, compute_uv=False), (a,), attrs, name)
-    u, s, vt = np.linalg.svd(a._value, full_matrices=bool(full_matrices))
-    return emit_outputs("Svd", (s, u, np.swapaxes(vt, -1, -2)), (a,), attrs, name)
+    u, s, vh = np.linalg.svd(a._value, full_matrices=bool(full_matrices))
+    v = np.swapaxes(vh, -1, -2)
+    return emit_outputs("Svd", (s, u, np.conj(v) if v.dtype.kind == "c" else v), (a,),
+                        attrs, name)
 
 
 def _svd_checked(op):
@@ -358,81 +381,101 @@ def _divided_by_s(x, s):
     vectors of a rank-deficient matrix have no derivative there)."""
     zero = expand_dims(equal(s, np.zeros((), s.dtype)), -1)
     safe = where(zero, np.ones((), s.dtype), expand_dims(s, -1))
-    return _nan_where(x / safe, _and(zero, not_equal(x, np.zeros((), x.dtype))))
+    return _nan_where(x / _as(safe, x), _and(zero, not_equal(x, np.zeros((), x.dtype))))
+
+
+def _phase_turn(d, s):
+    """diag(i Im(d) / s), the part of a complex SVD's derivative that turns the
+    phases of a column of U against V's (d: diag(U^H dA V) or diag(V^H gV))."""
+    return _divided_by_s(diag(0.5 * (d - conj(d))), s)
 
 
 @RegisterGradient("Svd", batch_safe=True)
 def _svd_grad(op, gs, gu=None, gv=None):
-    """Townsend 2016, as TensorFlow (for m <= n; m > n works on A^T):
-    with F_ij = 1/(s_j^2 - s_i^2), J = F o (U^T gU), K = F o (V^T gV),
-    grad_A = U [diag(gs) + (J + J^T) S + S (K + K^T)] V^T
-             + U S^-1 (gV^T - gV^T V V^T)   (the part outside V's span, m < n),
-    less U S^-1 V^T gV2 V2^T for the extra column V2 of full_matrices.
-    s alone (compute_uv=False) has the gradient U diag(gs) V^T."""
+    """Townsend 2016, as TensorFlow (for m <= n; m > n works on A^H):
+    with F_ij = 1/(s_j^2 - s_i^2), J = F o (U^H gU), K = F o (V^H gV),
+    grad_A = U [diag(gs) + (J + J^H) S + S (K + K^H)] V^H
+             + U S^-1 (gV^H - gV^H V V^H)   (the part outside V's span, m < n),
+    less U S^-1 V^H gV2 V2^H for the extra column V2 of full_matrices.
+    Complex A: a column of U and the same column of V can turn their phases
+    together; what turns one against the other adds U S^-1 i Im(diag(K')) V^H,
+    K' = V^H gV with its diagonal (TensorFlow's term, Wan and Zhang 2019).
+    s alone (compute_uv=False) has the gradient U diag(gs) V^H."""
     a = op.inputs[0]
     if not op.attrs["compute_uv"]:
         _, u, v = svd(a)
         _, ties = _inverse_gaps(op.outputs[0])
-        mid = _nan_where(diag(gs), _tied_values(ties, gs))
-        return matmul(matmul(u, mid), v, transpose_b=True)
+        mid = _nan_where(diag(_as(gs, a)), _tied_values(ties, gs))
+        return matmul(matmul(u, mid), v, adjoint_b=True)
     m, n = _svd_checked(op)
     s, u, v = op.outputs
     deep = m > n
-    if deep:  # A^T = V S U^T
+    if deep:  # A^H = V S U^H
         m, n, u, v, gu, gv = n, m, v, u, gv, gu
     if v.shape[-1] > m:  # full_matrices: V = [V1, V2]
         v, v2, gv, gv2 = v[..., :, :m], v[..., :, m:], gv[..., :, :m], gv[..., :, m:]
     f, ties = _inverse_gaps(s * s)
-    ku, kv = matmul(u, gu, transpose_a=True), matmul(v, gv, transpose_a=True)
-    ju, jv = f * ku, f * kv
-    sm = expand_dims(s, -2)  # X * sm = X S; S X = X * transposed sm
-    middle = diag(gs) + (ju + _T(ju)) * sm + _T(sm) * (jv + _T(jv))
+    ku, kv = matmul(u, gu, adjoint_a=True), matmul(v, gv, adjoint_a=True)
+    ju, jv = _as(f, ku) * ku, _as(f, kv) * kv
+    sm = expand_dims(_as(s, ku), -2)  # X * sm = X S; S X = X * transposed sm
+    middle = diag(_as(gs, ku)) + (ju + _H(ju)) * sm + _T(sm) * (jv + _H(jv))
+    if a.dtype.kind == "c":
+        middle = middle - _phase_turn(diag_part(kv), s)
     middle = _undefined_at_ties(middle, ties, ku, kv)
     middle = _nan_where(middle, _tied_values(ties, gs))
-    grad = matmul(matmul(u, middle), v, transpose_b=True)
+    grad = matmul(matmul(u, middle), v, adjoint_b=True)
     if m < n:
-        gvt = _T(gv)
-        outside = gvt - matmul(matmul(gvt, v), v, transpose_b=True)
+        gvt = _H(gv)
+        outside = gvt - matmul(matmul(gvt, v), v, adjoint_b=True)
         if op.attrs["full_matrices"]:
-            outside = outside - matmul(matmul(v, gv2, transpose_a=True), v2, transpose_b=True)
+            outside = outside - matmul(matmul(v, gv2, adjoint_a=True), v2, adjoint_b=True)
         grad = grad + matmul(u, _divided_by_s(outside, s))
-    return _T(grad) if deep else grad
+    return _H(grad) if deep else grad
 
 
 @RegisterJVP("Svd", batch_safe=True)
 def _svd_jvp(op, t):
-    """For m >= n (else on A^T): dP = U^T dA V, ds = diag(dP),
-    dU = U (F o (dP S + S dP^T)) + (I - U U^T) dA V S^-1,
-    dV = V (F o (S dP + dP^T S)), F_ij = 1/(s_j^2 - s_i^2); the extra column
-    U2 of full_matrices (A^T U2 = 0) moves by dU2 = -U1 S^-1 V^T dA^T U2."""
+    """For m >= n (else on A^H): dP = U^H dA V, ds = Re diag(dP),
+    dU = U (F o (dP S + S dP^H)) + (I - U U^H) dA V S^-1,
+    dV = V (F o (S dP + dP^H S)), F_ij = 1/(s_j^2 - s_i^2); the extra column
+    U2 of full_matrices (A^H U2 = 0) moves by dU2 = -U1 S^-1 V^H dA^H U2.
+    Complex A: i Im(dP_ii) / s_i turns the phase of column i of V against U's
+    (of U, for a matrix that is not square), as the gradient above has it."""
     a = op.inputs[0]
+    s = op.outputs[0]
     if not op.attrs["compute_uv"]:
         _, u, v = svd(a)
-        dp = matmul(matmul(u, t, transpose_a=True), v)
-        _, ties = _inverse_gaps(op.outputs[0])
-        return _values_jvp(0.5 * (dp + _T(dp)), ties)
+        dp = matmul(matmul(u, t, adjoint_a=True), v)
+        _, ties = _inverse_gaps(s)
+        return _as(_values_jvp(0.5 * (dp + _H(dp)), ties), s)
     _svd_checked(op)
     s, u, v = op.outputs
     wide = a.shape[-2] < a.shape[-1]
     if wide:
-        u, v, t = v, u, _T(t)
+        u, v, t = v, u, _H(t)
     u2 = None
     if u.shape[-1] > v.shape[-1]:  # full_matrices: U = [U1, U2]
         u, u2 = u[..., :, :v.shape[-1]], u[..., :, v.shape[-1]:]
-    dp = matmul(matmul(u, t, transpose_a=True), v)
+    dp = matmul(matmul(u, t, adjoint_a=True), v)
     f, ties = _inverse_gaps(s * s)
-    sm = expand_dims(s, -2)
-    left, right = dp * sm + _T(sm) * _T(dp), _T(sm) * dp + _T(dp) * sm
+    f, sm = _as(f, dp), expand_dims(_as(s, dp), -2)
+    left, right = dp * sm + _T(sm) * _H(dp), _T(sm) * dp + _H(dp) * sm
     tv = matmul(t, v)
-    outside = tv - matmul(u, matmul(u, tv, transpose_a=True))
+    outside = tv - matmul(u, matmul(u, tv, adjoint_a=True))
     du = matmul(u, _undefined_at_ties(f * left, ties, left)) + \
         _T(_divided_by_s(_T(outside), s))
     dv = matmul(v, _undefined_at_ties(f * right, ties, right))
+    if a.dtype.kind == "c":
+        turn = _phase_turn(diag_part(dp), s)
+        if a.shape[-2] == a.shape[-1]:
+            dv = dv - matmul(v, turn)
+        else:
+            du = du + matmul(u, turn)
     if u2 is not None:
-        du2 = -matmul(u, _divided_by_s(matmul(v, matmul(t, u2, transpose_a=True),
-                                              transpose_a=True), s))
+        du2 = -matmul(u, _divided_by_s(matmul(v, matmul(t, u2, adjoint_a=True),
+                                              adjoint_a=True), s))
         du = concat([du, du2], axis=-1)
-    ds = _values_jvp(0.5 * (dp + _T(dp)), ties)
+    ds = _as(_values_jvp(0.5 * (dp + _H(dp)), ties), s)
     return (ds, dv, du) if wide else (ds, du, dv)
 
 
@@ -451,6 +494,49 @@ def _svd_shape(shapes, attrs, declared):
 replay("Svd", lambda xs, a, o: svd(xs[0], a["full_matrices"], a["compute_uv"]),
        attrs_of=lambda op: {"full_matrices": op.attrs["full_matrices"],
                             "compute_uv": op.attrs["compute_uv"]}, shape=_svd_shape)
+
+
+# --- the spectral norm: the largest singular value ---------------------------------
+
+def spectral_norm(a):
+    """The largest singular value of each matrix in the last two axes
+    (`norm(x, ord=2, axis=[r, c])`)."""
+    value = np.linalg.svd(a._value, compute_uv=False)[..., 0]
+    return emit("SpectralNorm", value.astype(a._value.real.dtype), (a,))
+
+
+def _top_direction(a):
+    """u1 v1^H for the top singular pair of each matrix, from the Svd op, so
+    its own derivatives (the spectral norm's second) are the SVD's."""
+    _, u, v = svd(a)
+    return matmul(u[..., :, :1], v[..., :, :1], adjoint_b=True)
+
+
+@RegisterGradient("SpectralNorm", batch_safe=True)
+def _spectral_norm_grad(op, grad):
+    """d sigma_1 = Re(u1^H dA v1), so grad_A = grad * u1 v1^H (Giles 2008; TF's
+    _SvdGrad with compute_uv=False); complex A in TensorFlow's convention, as
+    grad * x / |x| for abs. Defined where sigma_1 is a simple singular value."""
+    a = op.inputs[0]
+    direction = _top_direction(a)
+    return _as(reshape(grad, grad.shape + (1, 1)), a) * direction
+
+
+@RegisterJVP("SpectralNorm", batch_safe=True)
+def _spectral_norm_jvp(op, t):
+    """d sigma_1 = Re(sum(conj(u1 v1^H) * dA))."""
+    d = reduce_sum(conj(_top_direction(op.inputs[0])) * t, axis=[-2, -1])
+    return _as(d, op.outputs[0])
+
+
+def _spectral_shape(shapes, attrs, declared):
+    """sigma_1 of each matrix, through an SVD: about 10 m n max(m, n) operations."""
+    batch, m, n = matrix_shape(shapes[0])
+    return (batch,), 10 * math.prod(batch) * m * n * max(m, n, 1)
+
+
+replay("SpectralNorm", lambda xs, attrs, out_shapes: spectral_norm(xs[0]),
+       shape=_spectral_shape)
 
 
 # --- eig (general square matrices; complex results) ------------------------------------

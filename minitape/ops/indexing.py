@@ -19,6 +19,7 @@ import math
 import numpy as np
 
 from .. import arguments
+from .. import tensor as _values
 from ..registry import NotDifferentiable, RegisterGradient, RegisterJVP, batch_ndim
 from .broadcasting import reshape
 from .core import (attr_int, attr_ints, constant_like, emit, index_dtypes, replay,
@@ -252,9 +253,10 @@ def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None
     float32 unless `dtype` or the values say otherwise. Not differentiable."""
     i = _index_input("one_hot", "indices", indices)
     depth = arguments.size("one_hot", "depth", depth)
-    given = [tensor_input("one_hot", v) for v in (on_value, off_value) if v is not None]
     if dtype is not None:
         dtype = arguments.dtype("one_hot", dtype)
+    on_value, off_value = (_hinted(v, dtype) for v in (on_value, off_value))
+    given = [tensor_input("one_hot", v) for v in (on_value, off_value) if v is not None]
     for v in given:
         if dtype is not None and v.dtype != dtype:
             raise TypeError(f"one_hot: dtype {v.dtype} of on_value/off_value does not "
@@ -272,6 +274,18 @@ def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None
                          f"of shape {i.shape}")
     return emit("OneHot", _one_hot_value(i._value, depth, on._value, off._value, a),
                 (i, on, off), {"depth": depth, "axis": a}, name)
+
+
+def _hinted(value, dtype):
+    """TensorFlow's `dtype_hint`: a Python number (not a bool) takes `dtype`
+    where it is exact there (`on_value=1.0` with `dtype=float64`); otherwise
+    it keeps its own dtype (1.5 for an int32 one_hot: float32, then a TypeError)."""
+    if dtype is None or type(value) not in (int, float, complex):
+        return value
+    try:
+        return _values.convert_to_tensor(value, dtype)
+    except (TypeError, ValueError):
+        return value
 
 
 def _one_hot_value(idx, depth, on, off, axis):

@@ -1,4 +1,4 @@
-"""Reductions (sum, mean, max, min, prod) and norms, with their gradient rules.
+"""Reductions (sum, mean, max, min, prod), with their gradient rules.
 
 Every reduction is made by `broadcasting.reduction`, which remembers
 `kept_shape`, the input's shape with the reduced axes set to 1. Its gradient
@@ -7,17 +7,14 @@ rule reduces the tangent the same way, over the same axes shifted past the
 tangent's batch dims (`reduced_axes`). reduce_sum itself lives in
 `broadcasting.py`: it and broadcast_to are each other's gradient.
 """
-import math
 
 import numpy as np
 
-from ..arguments import one_axis
 from ..registry import RegisterGradient, RegisterJVP
 from .broadcasting import reduce_sum, reduction, reduced_axes, reshape, spread  # noqa: F401
-from .core import (attr_bool, constant_like, emit, float_input, matrix_shape, normalize_axes,
-                   replay)
+from .core import constant_like
 from .complex import conj
-from .elementwise import abs, cast, equal, pow, real_input, sqrt, square, where
+from .elementwise import cast, equal, real_input, where
 from .shapes import transpose
 
 
@@ -108,148 +105,3 @@ def _prod_of_others(op):
     others = reduce_prod(where(eye, np.ones((), x.dtype), rows), axis=-1)
     others = reshape(others, lead + tuple(x.shape[i] for i in axes))
     return transpose(others, np.argsort(perm))
-
-
-def norm(tensor, ord="euclidean", axis=None, keepdims=False, name=None):
-    """TensorFlow's norms, built from differentiable ops.
-
-    Over one axis (or all, `axis=None`): the vector p-norm for `'euclidean'`
-    (= 2, also `'fro'`), 1, `np.inf` and any real p > 0. Over two axes
-    (`axis=[r, c]`): the matrix norms `'fro'`/`'euclidean'` (the square root of
-    the sum of squares), 1 (the largest sum of |x| over r), `np.inf` (the
-    largest sum over c) and 2 (the spectral norm, the largest singular value).
-    As in TensorFlow, the 2-norms of complex tensors are complex (5+0j for
-    [3+4j]) and the others real, and where a norm has no derivative (the
-    2-norm or a p-norm at the zero vector) the gradient is NaN."""
-    x = float_input("norm", tensor)
-    axes = _norm_axes(axis, x.ndim)
-    if isinstance(axis, (list, tuple)) and len(axis) == 2:  # None: the flattened vector
-        if not _is_ord(ord, ("euclidean", "fro", 1, 2, np.inf)):
-            raise ValueError(f"norm: ord must be a supported matrix norm in ['euclidean', "
-                             f"'fro', 1, 2, inf] for two axes {list(axis)}, got {ord!r}")
-        value = _matrix_norm(x, ord, axes)
-        if keepdims:
-            value = reshape(value, tuple(1 if i in axes else n for i, n in enumerate(x.shape)))
-        return value
-    if not (_is_ord(ord, ("euclidean", "fro")) or (_is_ord(ord, ()) and ord > 0)):
-        raise ValueError(f"norm: ord must be a supported vector norm ('euclidean', 'fro', "
-                         f"1, 2, np.inf or a real number > 0), got {ord!r}")
-    if ord in ("euclidean", "fro", 2, 2.0):
-        return _two_norm(x, axes, keepdims)
-    if ord in (1, 1.0):
-        return reduce_sum(abs(x), axis=axes, keepdims=keepdims, name=name)
-    if ord == np.inf:
-        return reduce_max(abs(x), axis=axes, keepdims=keepdims, name=name)
-    # (sum |x|^p)^(1/p): at the zero vector, inf * 0 = NaN, as in TensorFlow
-    magnitude = abs(x)
-    return pow(reduce_sum(pow(magnitude, constant_like(magnitude.dtype.type(ord))),
-                          axis=axes, keepdims=keepdims),
-               constant_like(magnitude.dtype.type(1.0 / ord)))
-
-
-def _is_ord(ord, allowed):
-    """Whether `ord` is one of `allowed` (or, for allowed=(), any real number)."""
-    if isinstance(ord, str):
-        return ord in allowed
-    if isinstance(ord, bool) or not isinstance(ord, (int, float, np.integer, np.floating)):
-        return False
-    return not allowed or ord in [a for a in allowed if not isinstance(a, str)]
-
-
-def _norm_axes(axis, ndim):
-    """None (all axes), one axis, or two distinct axes kept in their order (the
-    order matters for the matrix 1- and inf-norms)."""
-    if isinstance(axis, (list, tuple)) and len(axis) == 2:
-        r, c = (one_axis("norm", a, ndim) for a in axis)
-        if r == c:
-            raise ValueError(f"norm: the two axes {list(axis)} are the same axis")
-        return (r, c)
-    if isinstance(axis, (list, tuple)) and len(axis) != 1:
-        raise ValueError(f"norm: axis must be None, one axis or two axes, got {axis!r}")
-    axes = normalize_axes("norm", axis, ndim)
-    return tuple(range(ndim)) if axes is None else axes
-
-
-def _two_norm(x, axes, keepdims):
-    """sqrt(sum |x|^2); complex inputs give the complex result TensorFlow gives."""
-    if x.dtype.kind == "c":
-        total = reduce_sum(square(abs(x)), axis=axes, keepdims=keepdims)
-        return cast(sqrt(total), x.dtype)
-    return sqrt(reduce_sum(x * x, axis=axes, keepdims=keepdims))
-
-
-def _matrix_norm(x, ord, axes):
-    r, c = axes
-    if ord in ("euclidean", "fro"):
-        return _two_norm(x, axes, False)
-    if ord in (1, 1.0):  # the largest sum over r (a column sum for axis=[0, 1])
-        return reduce_max(reduce_sum(abs(x), axis=r, keepdims=True), axis=axes)
-    if ord == np.inf:    # the largest sum over c (a row sum)
-        return reduce_max(reduce_sum(abs(x), axis=c, keepdims=True), axis=axes)
-    rest = [i for i in range(x.ndim) if i not in axes]
-    return spectral_norm(transpose(x, rest + [r, c]))
-
-
-def spectral_norm(a):
-    """The largest singular value of each matrix in the last two axes."""
-    value = np.linalg.svd(a._value, compute_uv=False)[..., 0]
-    return emit("SpectralNorm", value.astype(a._value.real.dtype), (a,))
-
-
-def _spectral_direction(a, conjugate=False):
-    """u1 v1^H (its conjugate if asked) for the top singular pair of each
-    matrix: the gradient of the spectral norm (TensorFlow's convention for
-    complex inputs, as grad * x / |x| for abs)."""
-    u, _, vh = np.linalg.svd(a._value)
-    value = u[..., :, :1] @ vh[..., :1, :]
-    return emit("SpectralNormDirection", np.conj(value) if conjugate else value, (a,),
-                {"conjugate": bool(conjugate)})
-
-
-@RegisterGradient("SpectralNorm", batch_safe=True)
-def _spectral_norm_grad(op, grad):
-    """d sigma_1 = Re(u1^H dA v1), so dA = grad * u1 v1^H (Giles 2008; TF's
-    _SvdGrad with compute_uv=False). Defined where sigma_1 is a simple
-    singular value; its own derivative needs the singular vectors' (below)."""
-    a = op.inputs[0]
-    g = reshape(grad, grad.shape + (1, 1))
-    if a.dtype.kind == "c":
-        g = cast(g, a.dtype)
-    return g * _spectral_direction(a)
-
-
-@RegisterJVP("SpectralNorm", batch_safe=True)
-def _spectral_norm_jvp(op, t):
-    """d sigma_1 = Re(sum(conj(u1 v1^H) * dA))."""
-    a = op.inputs[0]
-    d = reduce_sum(_spectral_direction(a, conjugate=True) * t, axis=[-2, -1])
-    return cast(d, op.outputs[0].dtype) if a.dtype.kind == "c" else d
-
-
-@RegisterGradient("SpectralNormDirection")
-def _spectral_direction_grad(op, grad):
-    raise NotImplementedError(
-        "norm: the second derivative of the spectral norm (ord=2 over two axes) needs "
-        "the derivative of singular vectors (an SVD gradient), which minitape's ops do not "
-        f"have yet (matrix of shape {op.inputs[0].shape})")
-
-
-RegisterJVP("SpectralNormDirection")(_spectral_direction_grad)
-
-def _spectral_shape(shapes, attrs, declared):
-    """sigma_1 of each matrix, through an SVD: about 10 m n max(m, n) operations."""
-    batch, m, n = matrix_shape(shapes[0])
-    return (batch,), 10 * math.prod(batch) * m * n * max(m, n, 1)
-
-
-def _spectral_direction_shape(shapes, attrs, declared):
-    attr_bool(attrs, "conjugate")
-    return (shapes[0],), _spectral_shape(shapes, attrs, declared)[1]
-
-
-replay("SpectralNorm", lambda xs, attrs, out_shapes: spectral_norm(xs[0]),
-       shape=_spectral_shape)
-replay("SpectralNormDirection",
-       lambda xs, attrs, out_shapes: _spectral_direction(xs[0], attrs["conjugate"]),
-       attrs_of=lambda op: {"conjugate": op.attrs["conjugate"]},
-       shape=_spectral_direction_shape)

@@ -10,7 +10,7 @@ TensorFlow computes it as cumsum(y * grad) / x, which is 0 wherever x_i == 0
 (its rule uses div_no_nan): at x = [2, 0, 3] it gives [1, 0, 0] for the
 gradient of sum(cumprod(x)), whose true value is [1, 8, 0]. minitape
 computes the products of the others directly, as reduce_prod does, so it
-returns the true derivative there too (see the README's differences table).
+returns the true derivative there too (see docs/differences.md).
 The price: an n x n block per row (n the length of the scanned axis), fine
 for the lengths a course uses (n = 1000: 8 MB per row in float64), too much
 for very long axes, where the O(n) division would be needed.

@@ -210,7 +210,7 @@ def interleaved_best_times(fns, rounds=40, seed=0):
     Each round runs every callable once, in a shuffled order, so a burst of
     load from elsewhere on the machine slows one run of many callables rather
     than every run of one: the table keeps its shape on a busy machine. Notebook
-    10's stored timing tables were measured this way."""
+    10 times its comparisons this way, live."""
     keys = list(fns)
     best = dict.fromkeys(keys, float("inf"))
     for key in keys:  # warm-up

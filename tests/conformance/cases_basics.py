@@ -1,4 +1,4 @@
-"""Values, dtypes, shapes and the tape's basic contract (README: "values", "the tape")."""
+"""Values, dtypes, shapes and the tape's basic contract (docs/api.md: "values", "the tape")."""
 
 
 def case_constant_dtypes(m):

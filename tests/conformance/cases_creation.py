@@ -1,4 +1,4 @@
-"""The README's "creation" row: zeros, ones, *_like, eye, linspace, range, fill."""
+"""The API summary's "creation" row (docs/api.md): zeros, ones, *_like, eye, linspace, range, fill."""
 from .probes import probe
 
 

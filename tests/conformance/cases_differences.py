@@ -1,4 +1,4 @@
-"""Every row of the README's "Where minitape differs from TensorFlow", measured.
+"""Every row of docs/differences.md, measured.
 
 Each case carries ``differs = "<the row's 'what' cell>"``: the harness requires the
 two results to DIFFER, and test_conformance checks that every row has a case. Where
@@ -272,6 +272,77 @@ case_traced_custom_gradient_lifetime.differs = (
     "a custom gradient registered by tracing an `mt.function`")
 
 
+# What the fresh process runs: `m` is the library, `path` the saved model. Each
+# step is tried on its own, and its outcome (a value, or the error's class) printed.
+_FRESH_LOAD = """
+import json
+loaded = m.saved_model.load(path)
+x = m.constant(3.0)
+steps = {}
+try:
+    with m.GradientTape() as tape:
+        tape.watch(x)
+        y = loaded(x)
+    steps["call under a tape"] = float(y)
+    steps["tape.gradient"] = float(tape.gradient(y, x))
+except LookupError:
+    steps.setdefault("call under a tape", "LookupError")
+    steps.setdefault("tape.gradient", "LookupError")
+try:
+    with m.autodiff.ForwardAccumulator(x, m.constant(1.0)) as acc:
+        y = loaded(x)
+    steps["jvp"] = float(acc.jvp(y))
+except LookupError:
+    steps["jvp"] = "LookupError"
+steps["call without a tape"] = float(loaded(x))
+print(json.dumps(steps))
+"""
+
+
+def _in_a_fresh_process(m, code, **names):
+    """Run `code` in a new Python process that has imported `m` as `m` and has
+    `names` (plain values); return the JSON its last line printed."""
+    import json
+    import subprocess
+    import sys
+
+    parent = os.path.dirname(os.path.dirname(os.path.abspath(m.__file__)))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [parent] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
+    prelude = f"import {m.__name__} as m\n" + "".join(
+        f"{name} = {value!r}\n" for name, value in names.items())
+    run = subprocess.run([sys.executable, "-c", prelude + code], capture_output=True,
+                         text=True, env=env, timeout=300)
+    if run.returncode != 0:
+        raise RuntimeError(f"the fresh process failed: {run.stderr.strip()[-2000:]}")
+    return json.loads(run.stdout.strip().splitlines()[-1])
+
+
+def case_loaded_custom_gradient_not_saved_in_a_fresh_process(m):
+    @m.custom_gradient
+    def clip_gradients(y):
+        def backward(dy):
+            return m.clip_by_norm(dy, 0.5)
+        return y, backward
+
+    class MyModule(m.Module):
+        @m.function(input_signature=[m.TensorSpec(None, m.float32)])
+        def __call__(self, x):
+            return clip_gradients(x)
+
+    with tempfile.TemporaryDirectory() as path:
+        m.saved_model.save(MyModule(), path, options=m.saved_model.SaveOptions(
+            experimental_custom_gradients=False))
+        # TensorFlow: the call under the tape and under the accumulator raise;
+        # minitape: the call runs, tape.gradient raises, the JVP is 1
+        return _in_a_fresh_process(m, _FRESH_LOAD, path=path)
+
+
+case_loaded_custom_gradient_not_saved_in_a_fresh_process.differs = (
+    "a loaded function whose custom gradient was not saved "
+    "(`experimental_custom_gradients=False`), called in a fresh process")
+
+
 def case_not_differentiable_twice(m):
     # TensorFlow: KeyError the second time (a re-run notebook cell); minitape accepts it
     registry = m.no_gradient if hasattr(m, "no_gradient") else m.NotDifferentiable
@@ -299,7 +370,23 @@ def case_grad_pass_through_jvp_in_a_function(m):
 # TensorFlow's eager mode passes the tangent through ([1, 1]); its tf.function
 # gives round's JVP ([0, 0]); minitape passes it through everywhere.
 case_grad_pass_through_jvp_in_a_function.differs = (
-    "`grad_pass_through` under `ForwardAccumulator` inside a function")
+    "`grad_pass_through` and `custom_gradient` under `ForwardAccumulator` inside a function")
+
+
+def case_custom_gradient_jvp_in_a_function(m):
+    @m.custom_gradient
+    def clip_gradients(y):
+        return y, lambda dy: m.clip_by_norm(dy, 0.5)
+
+    traced = m.function(clip_gradients)
+    x = m.constant(2.0)
+    with m.autodiff.ForwardAccumulator(x, m.constant(1.0)) as acc:
+        y = traced(x)
+    return acc.jvp(y)  # TensorFlow: 0.0 (1.0 eagerly); minitape: 1.0
+
+
+case_custom_gradient_jvp_in_a_function.differs = (
+    "`grad_pass_through` and `custom_gradient` under `ForwardAccumulator` inside a function")
 
 
 def case_batch_jacobian_unconnected(m):
@@ -425,3 +512,13 @@ def case_random_numbers_for_a_seed(m):
 
 
 case_random_numbers_for_a_seed.differs = "the numbers `mt.random` draws for a seed"
+
+
+def case_float32_subnormals(m):
+    # scaled up after the fact, so the flushed value shows: 0 in TensorFlow
+    return (m.exp(m.constant(-100.0)) * 1e30 * 1e14,  # minitape 3.78, TensorFlow 0
+            m.constant(1e-30) * m.constant(1e-10) * 1e30 * 1e10)  # 1.0 and 0
+
+
+# TensorFlow on the CPU flushes float32 subnormals to 0; minitape keeps NumPy's values
+case_float32_subnormals.differs = "float32 numbers below 1.2e-38 (subnormals)"

@@ -1,4 +1,4 @@
-"""The README's "math" row: values, dtypes, gradients to second order, Jacobians, JVPs."""
+"""The API summary's "math" row (docs/api.md): values, dtypes, gradients to second order, Jacobians, JVPs."""
 from .probes import probe
 
 X = [0.5, -1.25, 2.0]

@@ -1,4 +1,4 @@
-"""The README's "linear algebra" row: matmul, solve, inv (with gradients and JVPs)."""
+"""The API summary's "linear algebra" row (docs/api.md): matmul, solve, inv (with gradients and JVPs)."""
 from .probes import probe
 
 A = [[2.0, 1.0], [-1.0, 3.0]]

@@ -1,4 +1,4 @@
-"""The README's "nn and clipping" row."""
+"""The API summary's "nn and clipping" row (docs/api.md)."""
 from .probes import probe
 
 X = [[-2.0, -0.5, 0.0, 0.5, 3.0], [1.0, 2.0, -1.0, 0.25, -4.0]]

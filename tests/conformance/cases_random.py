@@ -1,7 +1,7 @@
 """`tf.random` / `mt.random`: the seed rules and the draws inside functions.
 
-The numbers themselves differ (TensorFlow's Philox, NumPy's PCG64: the README's
-differences table), so the cases compare what the rules say about them: which
+The numbers themselves differ (TensorFlow's Philox, NumPy's PCG64: docs/differences.md),
+so the cases compare what the rules say about them: which
 draws are equal, which differ, shapes, dtypes, ranges and gradients.
 """
 import numpy as np

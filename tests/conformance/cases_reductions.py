@@ -1,4 +1,4 @@
-"""The README's "reductions" row: reduce_* with axis and keepdims, and norm."""
+"""The API summary's "reductions" row (docs/api.md): reduce_* with axis and keepdims, and norm."""
 from .probes import probe
 
 A = [[1.0, -2.0, 3.0], [0.5, 4.0, -1.5]]

@@ -197,7 +197,7 @@ def case_minus_inf_to_the_half_compiled(m):
     return compiled(m.constant([-np.inf, 1.0]))
 
 
-# --- 6. matmul and einsum: a zero tangent meeting an inf (a README difference) ------
+# --- 6. matmul and einsum: a zero tangent meeting an inf (docs/differences.md) ------
 
 def case_matmul_zero_tangent_meets_inf(m):
     x, b = m.constant([[2.0, 3.0]]), m.constant([[1.0], [np.inf]])
@@ -205,7 +205,7 @@ def case_matmul_zero_tangent_meets_inf(m):
 
 
 case_matmul_zero_tangent_meets_inf.xfail = (
-    "README differences table: minitape drops the zero tangent's product (1.0), TF gives NaN")
+    "docs/differences.md: minitape drops the zero tangent's product (1.0), TF gives NaN")
 
 
 def case_einsum_jacobian_zero_row_meets_inf(m):
@@ -217,7 +217,7 @@ def case_einsum_jacobian_zero_row_meets_inf(m):
 
 
 case_einsum_jacobian_zero_row_meets_inf.xfail = (
-    "README differences table: minitape [[1, 0], [0, inf]], TF [[1, nan], [0, inf]]")
+    "docs/differences.md: minitape [[1, 0], [0, inf]], TF [[1, nan], [0, inf]]")
 
 
 def case_matmul_reverse_with_inf(m):

@@ -1,4 +1,4 @@
-"""The README's "shapes" row: reshape, transpose, pad, concat, stack, squeeze,
+"""The API summary's "shapes" row (docs/api.md): reshape, transpose, pad, concat, stack, squeeze,
 expand_dims, indexing, einsum; each with its gradients."""
 from .probes import probe
 

@@ -1,4 +1,4 @@
-"""The README's "the tape" and "controlling gradients" rows, and forward mode."""
+"""The API summary's "the tape" and "controlling gradients" rows (docs/api.md), and forward mode."""
 import numpy as np
 
 from .probes import probe

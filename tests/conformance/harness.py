@@ -42,7 +42,7 @@ Optional attributes on the case function:
   AttributeError or NameError under TensorFlow, so that a typo, AttributeError
   under both, cannot pass as agreement);
 - ``case.differs = "<what>"``: a documented difference, the text of the "what"
-  column of a row of the README's "Where minitape differs from TensorFlow"
+  column of a row of docs/differences.md
   table. The results must DIFFER (a case that agrees fails), so each row is a
   measured difference. Every row of that table needs at least one such case.
 
@@ -62,7 +62,7 @@ DEFAULT_ULPS = 16
 
 # TensorFlow's error classes (tf.errors.*, not Python built-ins) and the
 # built-in exceptions minitape raises for the same mistake. minitape has no
-# error classes of its own (README, "Where minitape differs": invalid arguments).
+# error classes of its own (docs/differences.md: invalid arguments).
 ERROR_MAP = {
     "InvalidArgumentError": (ValueError, TypeError, IndexError),  # IndexError: x[5]
     "UnimplementedError": (NotImplementedError, TypeError),
@@ -385,7 +385,7 @@ def check(case, tf, mt):
         if diffs:
             return Outcome("OK", tf_result, mt_result, diffs, f"differs as documented: {differs}")
         return Outcome("DIFF", tf_result, mt_result, [],
-                       f"documented difference not seen (README row {differs!r})")
+                       f"documented difference not seen (docs/differences.md row {differs!r})")
     if xfail:
         if diffs:
             return Outcome("XFAIL", tf_result, mt_result, diffs, xfail)
@@ -398,10 +398,11 @@ def case_id(family, name):
     return f"{family[len('cases_'):]}::{name[len('case_'):]}"
 
 
-# --- the README's differences table ---------------------------------------------------
+# --- the differences table (docs/differences.md) --------------------------------------
 
 def readme_difference_rows(readme_path):
-    """The "what" column of the README's "Where minitape differs" table."""
+    """The "what" column of the "Where minitape differs" table at `readme_path`
+    (docs/differences.md; the README held it once, hence the name)."""
     rows, inside = [], False
     with open(readme_path, encoding="utf-8") as f:
         for line in f:

@@ -1,6 +1,6 @@
 """The differential fuzz's random programs (`tests/function_programs.py`) under
 `tf.function` and `mt.function`: minitape's answers must be TensorFlow's, or
-differ only as a row of the README's differences table says.
+differ only as a row of docs/differences.md says.
 
 Each program is a chain of one to four steps, called three times, as in
 `tests/test_function_fuzz.py`: twice with one shape and once with another,
@@ -13,7 +13,7 @@ function, the variables afterwards, and at the second call the gradient,
 second derivative and JVP taken by tapes around the call. minitape runs
 traced and compiled (`jit_compile=True`).
 
-A difference must be one of the README's rows, checked by undoing it:
+A difference must be one of docs/differences.md's rows, checked by undoing it:
 - "a zero tangent meeting an infinite partial derivative in forward mode":
   minitape differentiating as TensorFlow does (the masks of its product rules
   off, and zero tangents where TensorFlow has them) gives TensorFlow's answer;
@@ -109,7 +109,7 @@ def _results(m, steps, calls, jit=False, eager=False):
 
 
 class _TensorFlowRules:
-    """minitape differentiating as TensorFlow does where the README's masks row
+    """minitape differentiating as TensorFlow does where docs/differences.md's masks row
     says they differ: the product rules' zero-times-inf masks off, and in
     forward mode a zero tangent (not none) for every input the tangents do
     not reach, which TensorFlow multiplies by the partial derivative."""
@@ -151,7 +151,7 @@ def _parts(result):
 
 
 def _explained(steps, calls, tf_results, mt_results, k):
-    """{README row or TensorFlow failure: [parts]} explaining the differences
+    """{docs/differences.md row or TensorFlow failure: [parts]} explaining the differences
     at call k; unexplained parts under None."""
     inside = tf_results[k][0]
     if isinstance(inside, harness.Raised):
