@@ -53,6 +53,9 @@ _LAZY = {"function": ("function", "function"), "saved_model": ("saved_model", No
          "no_gradient": ("custom", "no_gradient"),
          "grad_pass_through": ("recipes", "grad_pass_through"),
          "recompute_grad": ("recipes", "recompute_grad"),
+         "cond": ("control_flow", "cond"), "while_loop": ("control_flow", "while_loop"),
+         "map_fn": ("control_flow", "map_fn"), "scan": ("control_flow", "scan"),
+         "vectorized_map": ("control_flow", "vectorized_map"),
          "custom": ("custom", None), "recipes": ("recipes", None), "specs": ("specs", None)}
 
 
