@@ -261,14 +261,14 @@ def vectorized_map(fn, elems, fallback_to_while_loop=True, warn=True):
     what = "vectorized_map"
     _callable(what, "fn", fn)
     elems, tensors, n = _entries(what, elems)
-    rows, result = [], None
+    rows, results = [], []
     with _as_it_was():
         columns = [ops.unstack(t) for t in tensors]
         for i in range(n):
             result = fn(nest.pack_like(elems, [c[i] for c in columns]))
-            if rows:
-                nest.assert_same_structure(structure, result, f"{what}: fn's results")
-            structure = result
+            if results:
+                nest.assert_same_structure(results[0], result, f"{what}: fn's results")
+            results.append(result)
             rows.append(_result_leaves(what, result, None, rows[0] if rows else None))
         if n == 0:
             result = _unrecorded(lambda: fn(nest.pack_like(
@@ -277,7 +277,7 @@ def vectorized_map(fn, elems, fallback_to_while_loop=True, warn=True):
                              for x in _result_leaves(what, result, None)]
             return nest.pack_like(result, _stacked([], *zip(*shapes_dtypes)) if shapes_dtypes
                                   else [])
-        return nest.pack_like(result, _stacked(rows, None, None))
+        return nest.pack_like(results[0], _stacked(rows, None, None))
 
 
 def _unrecorded(fn):

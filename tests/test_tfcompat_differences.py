@@ -22,6 +22,7 @@ ROWS = [
     ("`jacobian` / `batch_jacobian` with `experimental_use_pfor=False` on a "
      "non-persistent tape"),
     "Python `if`/`for` and `.numpy()` inside `mt.function`",
+    "`mt.cond`, `mt.while_loop`, `mt.map_fn`, `mt.scan` inside `mt.function`",
     "new primitive op types",
     "`reduce_mean` of integers",
     "printed names",
@@ -138,6 +139,35 @@ def test_python_control_flow_traces_again_for_each_value_it_read(jit):
     assert absolute.experimental_get_tracing_count() == 2
     assert float(absolute(mt.constant(1.0))) == 1.0
     assert absolute.experimental_get_tracing_count() == 2
+
+
+@pytest.mark.parametrize("jit", [False, True])
+def test_functional_control_flow_in_a_function_is_python_control_flow(jit):
+    # TensorFlow 2.21: one trace; at x = -2 the value 0, the gradient 0 and the JVP 0
+    @mt.function(jit_compile=jit)
+    def f(x):
+        return mt.cond(x > 0, lambda: x * x, lambda: mt.constant(0.0))
+
+    for value, expected in [(2.0, 4.0), (-2.0, None)]:
+        x = mt.constant(value)
+        with mt.GradientTape() as tape:
+            tape.watch(x)
+            y = f(x)
+        grad = tape.gradient(y, x)
+        assert (None if grad is None else float(grad)) == expected
+        with mt.autodiff.ForwardAccumulator(x, mt.constant(1.0)) as acc:
+            y = f(x)
+        jvp = acc.jvp(y)
+        assert (None if jvp is None else float(jvp)) == expected
+    assert f.experimental_get_tracing_count() == 2  # one per sign (TensorFlow: 1)
+
+    @mt.function(jit_compile=jit)
+    def doubled(x, n):
+        return mt.while_loop(lambda i, s: i < n, lambda i, s: (i + 1, s * 2.0), (0, x))[1]
+
+    assert float(doubled(mt.constant(1.0), mt.constant(3))) == 8.0
+    assert float(doubled(mt.constant(1.0), mt.constant(5))) == 32.0
+    assert doubled.experimental_get_tracing_count() == 2  # (TensorFlow: 1)
 
 
 def test_a_variable_value_read_as_a_python_value_in_a_trace_raises():

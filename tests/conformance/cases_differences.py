@@ -55,6 +55,24 @@ def case_python_if_in_function(m):
 case_python_if_in_function.differs = "Python `if`/`for` and `.numpy()` inside `mt.function`"
 
 
+def case_cond_in_function_constant_branch(m):
+    @m.function
+    def f(x):
+        return m.cond(x > 0, lambda: x * x, lambda: m.constant(0.0))
+    x = m.constant(-2.0)
+    with m.GradientTape() as tape:
+        tape.watch(x)
+        y = f(x)
+    with m.autodiff.ForwardAccumulator(x, m.constant(1.0)) as acc:
+        z = f(x)
+    # TensorFlow: 0, 0 and 0; minitape: 0, None and None
+    return y, tape.gradient(y, x), acc.jvp(z)
+
+
+case_cond_in_function_constant_branch.differs = (
+    "`mt.cond`, `mt.while_loop`, `mt.map_fn`, `mt.scan` inside `mt.function`")
+
+
 def case_new_primitive_op_type(m):
     @m.primitive("ConformanceCube")
     def cube(x):
