@@ -3,8 +3,10 @@
 A `Graph` is a list of `Node`s in execution order. Each node names an op type,
 its inputs (`Ref`s: a value of this graph, a Variable, or a constant array) and
 the attributes the op needs. `run_graph` runs the nodes again through the
-public ops (`OPS` maps "MatMul" to `mt.matmul`, ...), so tapes record a replay
-like any other computation and gradients of any order flow through it.
+public ops (`OPS`: how each op type replays, from its declaration,
+ops/declaration.py, or from the table below for the families not declared so
+yet), so tapes record a replay like any other computation and gradients of any
+order flow through it.
 `minitape.compiler` turns the same graph into straight-line NumPy code.
 
 A custom gradient traced into a graph is a node of type IdentityN whose
@@ -20,6 +22,7 @@ import numpy as np
 from . import ops, random, registry
 from .context import state
 from .ops import shapes
+from .ops.declaration import DECLARED
 from .recording import record
 from .specs import TensorSpec
 from .tensor import Tensor, Variable
@@ -317,9 +320,6 @@ def _build_op_table():
     def unary(fn):
         return OpDef(lambda xs, a, o: fn(xs[0]), 1)
 
-    def binary(fn):
-        return OpDef(lambda xs, a, o: fn(xs[0], xs[1]), 2)
-
     def attr(*names):
         return lambda op: {n: op.attrs[n] for n in names}
 
@@ -331,19 +331,9 @@ def _build_op_table():
                                     "keepdims": bool(op.attrs["keepdims"])})
 
     table = {
-        "AddV2": binary(ops.add), "Sub": binary(ops.subtract),
-        "Mul": binary(ops.multiply), "RealDiv": binary(ops.divide),
-        "Pow": binary(ops.pow), "Maximum": binary(ops.maximum),
-        "Minimum": binary(ops.minimum),
-        "Neg": unary(ops.negative), "Square": unary(ops.square), "Sqrt": unary(ops.sqrt),
-        "Exp": unary(ops.exp), "Log": unary(ops.log), "Sin": unary(ops.sin),
-        "Cos": unary(ops.cos), "Tanh": unary(ops.tanh), "Abs": unary(ops.abs),
         "Identity": unary(ops.identity), "Sigmoid": unary(ops.sigmoid),
-        "Relu": unary(ops.relu), "Elu": unary(ops.elu), "Softplus": unary(ops.softplus),
+        "Elu": unary(ops.elu), "Softplus": unary(ops.softplus),
         "MatrixInverse": unary(ops.inv),
-        "SelectV2": OpDef(lambda xs, a, o: ops.where(*xs), 3),
-        "Cast": OpDef(lambda xs, a, o: ops.cast(xs[0], a["DstT"]), 1,
-                      lambda op: {"DstT": np.dtype(op.attrs["DstT"])}),
         "Reshape": OpDef(lambda xs, a, o: ops.reshape(xs[0], o[0]), 1),
         "BroadcastTo": OpDef(lambda xs, a, o: ops.broadcast_to(xs[0], o[0]), 1),
         "Transpose": OpDef(lambda xs, a, o: ops.transpose(xs[0], a["perm"]), 1,
@@ -363,24 +353,13 @@ def _build_op_table():
         "Sum": reduction(ops.reduce_sum), "Mean": reduction(ops.reduce_mean),
         "Max": reduction(ops.reduce_max), "Min": reduction(ops.reduce_min),
         "Prod": reduction(ops.reduce_prod),
-        "MatMul": OpDef(lambda xs, a, o: ops.matmul(xs[0], xs[1], a["transpose_a"],
-                                                    a["transpose_b"]),
-                        2, attr("transpose_a", "transpose_b")),
         "MatrixSolve": OpDef(lambda xs, a, o: ops.solve(xs[0], xs[1], adjoint=a["adjoint"]),
                              2, attr("adjoint")),
         "Einsum": OpDef(lambda xs, a, o: ops.einsum(a["equation"], *xs), None,
                         attr("equation")),
         "Softmax": OpDef(lambda xs, a, o: ops.softmax(xs[0], a["axis"]), 1, attr("axis")),
+        "StopGradient": unary(ops.stop_gradient),
     }
-    # Value ops: not differentiable (the engine registers them NotDifferentiable),
-    # but recorded, since their results depend on their inputs.
-    for op_type, fn in {"Equal": ops.equal, "NotEqual": ops.not_equal, "Less": ops.less,
-                        "LessEqual": ops.less_equal, "Greater": ops.greater,
-                        "GreaterEqual": ops.greater_equal}.items():
-        table[op_type] = OpDef(lambda xs, a, o, fn=fn: fn(xs[0], xs[1]), 2)
-    for op_type, fn in {"Sign": ops.sign, "Round": ops.round, "Floor": ops.floor,
-                        "StopGradient": ops.stop_gradient}.items():
-        table[op_type] = OpDef(lambda xs, a, o, fn=fn: fn(xs[0]), 1)
     # Random draws: no inputs, and a stream of numbers each node keeps (_run_node)
     for op_type in random.OP_TYPES:
         table[op_type] = OpDef(lambda xs, a, o, t=op_type: random.replay(t, a, o[0]), 0,
@@ -404,10 +383,9 @@ def _pad_attrs(op):
 
 
 OPS = _build_op_table()
-# Op types whose families declare their replay next to their rules (ops.core.replay).
-OPS.update({op_type: OpDef(run, arity, attrs_of)
-            for op_type, (run, arity, attrs_of) in ops.core.REPLAYS.items()
-            if op_type not in OPS})
+# Op types declared with their rules (ops/declaration.py): the declaration says how.
+OPS.update({op_type: OpDef(d.replay, d.arity, d.attrs_of)
+            for op_type, d in DECLARED.items() if d.replay is not None and op_type not in OPS})
 
 
 # --- gradient graphs in the registry ------------------------------------------------

@@ -9,12 +9,13 @@ import numpy as np
 
 from . import nest
 from .graph import GRADIENT_GRAPHS, Graph, Node, Ref, register_gradient_graph
+from .ops.declaration import DECLARED
 from .specs import TensorSpec
 from .tensor import Tensor, TensorLike, Variable, convert_to_tensor
 
 __all__ = ["InputSlot", "split_arguments", "bind_arguments", "fill_arguments",
            "input_names", "check_signature", "sentinel_sizes", "generalize",
-           "symbolic_key", "key_matches", "RANK_FREE"]
+           "symbolic_key", "key_matches", "rank_free"]
 
 
 # --- arguments ---------------------------------------------------------------------
@@ -213,12 +214,18 @@ def generalize(ga, gb, symbols):
 
 
 # Ops whose result does not depend on knowing their inputs' rank (reductions
-# only over all axes): what a graph for an input of unknown rank may hold.
-RANK_FREE = {"AddV2", "Sub", "Mul", "RealDiv", "Pow", "Maximum", "Minimum", "Neg",
-             "Square", "Sqrt", "Exp", "Log", "Sin", "Cos", "Tanh", "Abs", "Sign", "Round",
-             "Floor", "Equal", "NotEqual", "Less", "LessEqual", "Greater", "GreaterEqual",
-             "SelectV2", "Cast", "Identity", "StopGradient", "Sigmoid", "Relu", "Elu",
-             "Softplus", "Sum", "Mean", "Max", "Min", "Prod", "IdentityN"}
+# only over all axes): what a graph for an input of unknown rank may hold. The
+# declared ones say so themselves (`Declaration.rank_free`).
+RANK_FREE = {"Identity", "StopGradient", "Sigmoid", "Elu", "Softplus", "Sum", "Mean", "Max",
+             "Min", "Prod", "IdentityN"}
+
+
+def rank_free(op_type):
+    """Whether a graph for an input of unknown rank may hold this op type."""
+    declared = DECLARED.get(op_type)
+    return op_type in RANK_FREE or declared is not None and declared.rank_free
+
+
 _REDUCTIONS = {"Sum", "Mean", "Max", "Min", "Prod"}
 
 
@@ -299,7 +306,7 @@ def _generalize(ga, gb, symbols):
         elif not same(na.attrs, nb.attrs):
             raise _NotPolymorphic
         out = [shape(a, b) for a, b in zip(na.outputs, nb.outputs)]
-        if None in out and na.op not in RANK_FREE:
+        if None in out and not rank_free(na.op):
             raise _NotPolymorphic  # e.g. a reshape whose target shape depends on the rank
         symbolic = out if any(s is None or any(isinstance(d, str) for d in s)
                               for s in out) else None

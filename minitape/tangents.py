@@ -74,7 +74,7 @@ def jvp_from_gradient(op, *tangents):
     watched = [u for u in us if u is not None]
     with GradientTape() as tape:
         tape._unmasked = True  # u = 0 stands for any direction: no zero-times-inf mask
-        tape.watch(watched)     # may fire (ops.elementwise.masks_apply)
+        tape.watch(watched)     # may fire (ops.zero_times_inf.masks_apply)
         grads = run_rule(op, us) or ()
         terms = [ops.reduce_sum(g * t) for g, t in zip(grads, tangents)
                  if g is not None and t is not None]

@@ -110,7 +110,7 @@ class Tracer:
     """
 
     _watch_accessed_variables = False  # variables reach the _VariableLog instead
-    _keeps_masks = True  # rules record their NaN masks (ops.elementwise.moved)
+    _keeps_masks = True  # rules record their NaN masks (ops.zero_times_inf.moved)
     _is_trace = True                   # recipes record their ops into a trace
 
     def __init__(self, name, parent=None):
@@ -176,7 +176,7 @@ class Tracer:
         """Whether `t` has the same value at every call of the traced function:
         it depends on no argument, no variable and no random draw (a constant,
         or ops on constants). A rule may decide on such a value while tracing
-        (`ops.elementwise.moved` leaves out masks that could never change it)."""
+        (`ops.zero_times_inf.moved` leaves out masks that could never change it)."""
         return not isinstance(t, Variable) and not self._deps_of(t)
 
     def _value_read(self, t):

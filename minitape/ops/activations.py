@@ -12,28 +12,17 @@ At a kink TensorFlow picks one side: relu6 passes the gradient only for
 0 < x < 6 (0 at both kinks), leaky_relu takes alpha at 0, selu takes the
 positive side at 0. The piecewise-linear ones (relu6, leaky_relu) have a zero
 second derivative in TensorFlow (its Relu6GradGrad and LeakyReluGradGrad rules
-return zeros for x, not None), which `flat_zero` reproduces.
+return zeros for x, not None), which `flat_zeros.flat_zero` reproduces.
 """
 import math
 
 import numpy as np
 
-from ..context import state
 from ..registry import RegisterGradient, RegisterJVP
 from .core import elementwise_shape, emit, float_input, number, replay, tensor_input, with_numbers
-from .elementwise import (cast, connected_zeros, exp, greater, less, multiply,
-                          real_input, square, tanh, where)
+from .elementwise import cast, exp, greater, less, multiply, real_input, square, tanh, where
+from .flat_zeros import flat_zero
 from .nn import sigmoid
-
-
-def flat_zero(x, dtype):
-    """0, which while a tape records is computed from x with derivative 0
-    (`connected_zeros`): rules that mix it in have second derivatives and
-    JVPs of zeros, as in TensorFlow, rather than None. Outside tapes it is a
-    plain constant."""
-    if not state.tapes:
-        return np.zeros((), dtype)
-    return connected_zeros(x)
 
 
 # --- relu6 ----------------------------------------------------------------------

@@ -1,18 +1,11 @@
 """Complex numbers: complex, real, imag, conj, angle.
 
-TensorFlow's convention for gradients through complex numbers (which every
-rule here and in the families above follows): for a real loss L of a complex
-z = x + iy, the gradient a tape returns is dL/dx + i dL/dy. For a holomorphic
-f, that is the upstream gradient times the CONJUGATE of f'(z): TensorFlow's
-_SinGrad is `grad * cos(conj(z))`. JAX returns the conjugate of this (its
-`grad` of a real loss is dL/dx - i dL/dy), autograd the same as JAX; the
-docs/differences.md says so. Forward mode (JVP) is plain calculus,
-f'(z) times the tangent, in all three.
-
-The five ops here are linear over the reals, so each rule is one line. They
-sit below elementwise.py, whose rules take the conjugates they need with
-`conj` (free for real tensors: it returns them as they are); their own rules
-use the operators (`-`, `/`), which elementwise.py provides.
+Gradients through complex numbers follow TensorFlow's convention
+(`conjugation.py` says what it is and where it is applied). The five ops here
+are linear over the reals, so each rule is one line. They sit below the
+declaration machinery, which takes the conjugates it needs with `conj` (free
+for real tensors: it returns them as they are); their own rules use the
+operators (`-`, `/`), which elementwise.py provides.
 """
 import numpy as np
 

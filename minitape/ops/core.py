@@ -11,6 +11,7 @@ from .. import tensor as _values
 from ..context import state
 from ..recording import record
 from ..tensor import Tensor, TensorLike, Variable, holds_tensors, new_id
+from .declaration import declare
 
 _new_tensor = Tensor.__new__
 
@@ -142,6 +143,22 @@ def _converted(op_name, x):
         raise type(e)(f"{op_name}: {e}") from None
 
 
+def complex_error(op_name, x):
+    return TypeError(f"{op_name}: complex input (dtype {x.dtype}) is not supported, "
+                     "as in TensorFlow")
+
+
+def real_input(op_name, x, floating=False):
+    """`x` as a tensor (a floating-point one if `floating`), not complex: for the
+    ops TensorFlow has no complex kernel for, mostly those that order numbers
+    (max, comparisons, relu, softmax), where NumPy would order complex numbers
+    lexicographically and give meaningless results."""
+    x = (float_input if floating else tensor_input)(op_name, x)
+    if x._value.dtype.kind == "c":
+        raise complex_error(op_name, x)
+    return x
+
+
 def tensor_input(op_name, x):
     """`x` as a numeric Tensor, or a TypeError that names the op."""
     if type(x) is not Tensor:
@@ -253,37 +270,12 @@ def tangent_batch(op, tangents):
     return ()
 
 
-# How a traced graph replays each op type (`graph.py` builds its table from
-# this, and the compiler calls the op through it where it has no NumPy line of
-# its own). An op family declares its op types next to their rules:
-#     replay("Tan", lambda xs, attrs, out_shapes: tan(xs[0]), shape=elementwise_shape)
-# `arity` is the number of inputs (None: any), and `attrs_of(op)` takes from a
-# recorded Operation the attributes `run` needs (the attrs must be plain data:
-# None, bools, numbers, strings, NumPy dtypes, and tuples or lists of them).
-#
-# A saved model (minitape/saved_model/) holds an op type only if its family also
-# says, without running anything, what the op gives and costs:
-# `shape(in_shapes, attrs, declared)` returns (output shapes, work): one shape
-# tuple per output, worked out from the inputs' shapes and the attributes, and
-# the element operations beyond reading the inputs and writing the outputs
-# (n^3 for a factorisation of an n x n matrix); `declared` holds the output
-# shapes the graph declares (None: any shape), for the few ops whose output
-# shape is an attribute of the trace or depends on values (the loader trusts
-# it, bounded, and the replay checks it at each call). It raises ValueError
-# for shapes or attributes the op refuses. `dtype(in_dtypes, attrs)` gives the
-# output dtypes; without it the loader runs the op once on one-element inputs
-# to find them (so give it where such inputs would not do: indices, sizes
-# taken from attributes).
-REPLAYS = {}
-SHAPES = {}  # op type -> (shape rule, dtype rule or None): what saved models check
-
-
 def replay(op_type, run, arity=1, attrs_of=None, shape=None, dtype=None):
     """Declare how a traced graph runs `op_type` again on new inputs (and,
-    with `shape`, how a saved model checks it without running it)."""
-    REPLAYS[op_type] = (run, arity, attrs_of)
-    if shape is not None:
-        SHAPES[op_type] = (shape, dtype)
+    with `shape`, how a saved model checks it without running it), for the
+    families whose rules are still registered on their own (`declaration.py`
+    says what each trait means)."""
+    declare(op_type, replay=run, arity=arity, attrs_of=attrs_of, shape=shape, dtype=dtype)
 
 
 # --- shape rules the families share (see `replay`) ---------------------------------

@@ -8,18 +8,15 @@ recorded anyway, so traced functions replay them.
 import numpy as np
 
 from ..registry import NotDifferentiable
-from .binary import binary, check_kind
 from .core import elementwise_shape, emit, replay, tensor_input
+from .partials import binary, check_kind
 from ..tensor import Tensor, Variable
 
 
 def _logical(name, op_type, forward, kinds="b"):
-    op = binary(name, op_type, forward, f"Elementwise {name.split('_')[1].upper()} of two "
-                "bool tensors, with broadcasting.", kinds=kinds)
-    NotDifferentiable(op_type)
-    replay(op_type, lambda xs, attrs, out_shapes: op(xs[0], xs[1]), arity=2,
-           shape=elementwise_shape)
-    return op
+    return binary(name, op_type, forward, doc=f"Elementwise {name.split('_')[1].upper()} of "
+                  "two bool tensors, with broadcasting.", kinds=kinds, differentiable=False,
+                  rank_free=False)
 
 
 logical_and = _logical("logical_and", "LogicalAnd", np.logical_and)

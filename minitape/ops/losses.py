@@ -15,12 +15,12 @@ import math
 import numpy as np
 
 from ..registry import RegisterGradient, RegisterJVP, batch_ndim
-from .activations import flat_zero
 from .broadcasting import lift, reduce_sum, reshape, unbroadcast
 from .control import stop_gradient
 from .core import (attr_int, constant_like, emit, index_dtypes, packed_operand, replay,
                    tensor_input)
 from .elementwise import abs, add, cast, equal, greater_equal, real_input, where
+from .flat_zeros import flat_zero
 from .nn import log_softmax, relu, softmax, softplus
 
 

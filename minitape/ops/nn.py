@@ -13,12 +13,13 @@ complex.py); the others refuse them, as TensorFlow does.
 import numpy as np
 
 from .. import arguments
-from ..context import state
 from ..registry import RegisterGradient, RegisterJVP
 from .control import stop_gradient
 from .complex import conj
 from .core import emit, float_input
-from .elementwise import connected_zeros, exp, greater, log, real_input, where
+from .elementwise import exp, greater, log, real_input, where
+from .flat_zeros import step_rules
+from .partials import unary
 from .reductions import reduce_max, reduce_sum
 from .shapes import identity
 
@@ -48,26 +49,15 @@ def _sigmoid_jvp(op, t):
     return t * (y * (1 - y))
 
 
+# relu passes the upstream gradient where x > 0 (0 at 0, as TensorFlow's ReluGrad)
+_relu_gradient, _relu_jvp = step_rules(lambda x: greater(x, 0))
+_relu = unary("relu", "Relu", lambda v: np.maximum(v, 0), kinds="f", gradient=_relu_gradient,
+              jvp=_relu_jvp, quiet=False, line="np.maximum({0}, 0)", smooth=True)
+
+
 def relu(features, name=None):
-    x = real_input("relu", features, floating=True)
-    return emit("Relu", np.maximum(x._value, 0), (x,), None, name)
-
-
-@RegisterGradient("Relu", batch_safe=True)
-def _relu_grad(op, grad):
-    """grad where x > 0, else 0. While a tape records (one that could take a
-    second derivative, not only a trace), the 0 comes from x
-    (`connected_zeros`), so relu's second derivative is zeros rather than
-    None, as in TensorFlow; otherwise it is a plain constant (and traced
-    programs stay short)."""
-    x = op.inputs[0]
-    zero = np.zeros((), grad.dtype)
-    if any(not getattr(r, "_keeps_masks", False) for r in state.tapes):
-        zero = connected_zeros(x)
-    return where(greater(x, 0), grad, zero)
-
-
-RegisterJVP("Relu", batch_safe=True)(_relu_grad)
+    """max(x, 0), elementwise (TensorFlow's argument name)."""
+    return _relu(features, name=name)
 
 
 def elu(features, name=None):

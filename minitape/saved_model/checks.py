@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from ..graph import OPS, bind_dims
-from ..ops.core import SHAPES
+from ..ops.declaration import DECLARED
 from ..random import OP_TYPES
 from ..specs import TensorSpec
 from ..tensor import Tensor
@@ -87,10 +87,11 @@ def _check_node(node, ins, outs, specs, probes):
     arity = OPS[op].arity
     if (arity is None and not ins) or (arity is not None and len(ins) != arity):
         raise ValueError(f"takes {'one or more' if arity is None else arity} inputs")
-    if op in SHAPES:
-        return _check_declared(op, attrs, ins, outs, probes)
+    declared = DECLARED.get(op)
+    if declared is not None and declared.shape is not None:
+        return _check_declared(declared, attrs, ins, outs, probes)
     if op not in _RULES:
-        # Op types declared by their families (ops.core.replay) trace and compile,
+        # Op types declared with their rules (ops/declaration.py) trace and compile,
         # but the loader checks only those that declare a shape rule too.
         raise ValueError("has no shape rule: a saved model cannot hold this op type yet")
     if len(outs) != 1:
@@ -130,11 +131,11 @@ class _Read(dict):
         return super().__getitem__(key)
 
 
-def _check_declared(op, attrs, ins, outs, probes):
-    """Check a node of an op type its family declared (`ops.core.replay` with
-    `shape=`): the rule gives the output shapes and the work, the `dtype` rule
-    (or a probe on one-element inputs) the dtypes."""
-    rule, dtype_rule = SHAPES[op]
+def _check_declared(declared, attrs, ins, outs, probes):
+    """Check a node of an op type declared with a shape rule (ops/declaration.py):
+    the rule gives the output shapes and the work, the `dtype` rule (or a probe
+    on one-element inputs) the dtypes."""
+    op, rule, dtype_rule = declared.op_type, declared.shape, declared.dtype
     seen = _Read(attrs)
     shapes, work = rule([s.shape for s in ins], seen, [o.shape for o in outs])
     extra = sorted(set(attrs) - seen.read)
@@ -145,11 +146,8 @@ def _check_declared(op, attrs, ins, outs, probes):
         raise ValueError(f"has {len(shapes)} output(s), {len(outs)} declared")
     for k, (shape, out) in enumerate(zip(shapes, outs)):
         if out.shape is not None and shape != tuple(out.shape):
-            raise ValueError(f"output {k} has shape {shape}, but the node declares "
+            raise ValueError(f"{_output(k, outs)} shape {shape}, but the node declares "
                              f"{tuple(out.shape)}")
-        if size_of(shape) * out.dtype.itemsize > MAX_TENSOR_BYTES:
-            raise ValueError(f"output {k} of shape {shape} is more than the limit of "
-                             f"{MAX_TENSOR_BYTES} bytes for one tensor")
     if dtype_rule is not None:
         dtypes = [np.dtype(d) for d in dtype_rule([s.dtype for s in ins], attrs)]
     elif probes is None:
@@ -164,10 +162,15 @@ def _check_declared(op, attrs, ins, outs, probes):
         raise ValueError(f"gives {len(dtypes)} output(s), {len(outs)} declared")
     for k, (dtype, out) in enumerate(zip(dtypes, outs)):
         if dtype != out.dtype:
-            raise ValueError(f"output {k} has dtype {dtype}, but the node declares "
+            raise ValueError(f"{_output(k, outs)} dtype {dtype}, but the node declares "
                              f"{out.dtype}")
     specs = [TensorSpec(shape, dtype) for shape, dtype in zip(shapes, dtypes)]
     return work + sum(size(s) for s in ins) + sum(size(s) for s in specs), specs
+
+
+def _output(k, outs):
+    """How a message names output k: "gives" for an op of one output."""
+    return "gives" if len(outs) == 1 else f"output {k} has"
 
 
 def _hashable(x):
@@ -262,7 +265,7 @@ def _output_shape(op, attrs, shapes, declared):
         if not -len(a) <= attrs["axis"] < len(a):
             raise ValueError(f"axis {attrs['axis']} is out of range for rank {len(a)}")
         return a, 4 * size_of(a)
-    if op in ("MatMul", "MatrixSolve", "MatrixInverse"):
+    if op in ("MatrixSolve", "MatrixInverse"):
         if any(len(s) < 2 for s in shapes):
             raise ValueError("needs rank >= 2")
         if op == "MatrixInverse":
@@ -271,18 +274,12 @@ def _output_shape(op, attrs, shapes, declared):
             return a, size_of(a[:-2]) * a[-1] ** 3
         b = shapes[1]
         batch = np.broadcast_shapes(a[:-2], b[:-2])
-        if op == "MatrixSolve":
-            if a[-1] != a[-2] or b[-2] != a[-1]:
-                raise ValueError("needs square matrices and a right side with as many rows")
-            return batch + b[-2:], size_of(batch) * (a[-1] ** 3 + a[-1] ** 2 * b[-1])
-        m, k = (a[-1], a[-2]) if attrs["transpose_a"] else (a[-2], a[-1])
-        k2, n = (b[-1], b[-2]) if attrs["transpose_b"] else (b[-2], b[-1])
-        if k != k2:
-            raise ValueError(f"inner sizes {k} and {k2} differ")
-        return batch + (m, n), size_of(batch) * m * n * k
+        if a[-1] != a[-2] or b[-2] != a[-1]:
+            raise ValueError("needs square matrices and a right side with as many rows")
+        return batch + b[-2:], size_of(batch) * (a[-1] ** 3 + a[-1] ** 2 * b[-1])
     if op == "Einsum":
         return _einsum_shape(attrs["equation"], shapes)
-    # Op types declared by their families (ops.core.replay) trace and compile, but
+    # Op types declared with their rules (ops/declaration.py) trace and compile, but
     # the loader checks only the op types it has a shape and cost rule for.
     raise ValueError("has no shape rule: a saved model cannot hold this op type yet")
 
@@ -345,16 +342,12 @@ def _probe_dtype(op, attrs, ins, rank):
     return out.dtype
 
 
-_ELEMENTWISE = frozenset((
-    "AddV2", "Sub", "Mul", "RealDiv", "Pow", "Maximum", "Minimum", "SelectV2", "Equal",
-    "NotEqual", "Less", "LessEqual", "Greater", "GreaterEqual", "Neg", "Square", "Sqrt",
-    "Exp", "Log", "Sin", "Cos", "Tanh", "Abs", "Identity", "Sigmoid", "Relu", "Elu",
-    "Softplus", "Sign", "Round", "Floor", "StopGradient", "Cast"))
+_ELEMENTWISE = frozenset(("Identity", "Sigmoid", "Elu", "Softplus", "StopGradient"))
 _REDUCTIONS = frozenset(("Sum", "Mean", "Max", "Min", "Prod"))
 RANDOM_OPS = frozenset(OP_TYPES)
 _RULES = _ELEMENTWISE | _REDUCTIONS | RANDOM_OPS | frozenset((  # the op types _output_shape knows
     "Reshape", "BroadcastTo", "Transpose", "PadV2", "ConcatV2", "Pack", "StridedSlice",
-    "StridedSliceGrad", "Softmax", "MatMul", "MatrixSolve", "MatrixInverse", "Einsum"))
+    "StridedSliceGrad", "Softmax", "MatrixSolve", "MatrixInverse", "Einsum"))
 _SAME_DTYPE = frozenset(("Reshape", "BroadcastTo", "Transpose", "PadV2", "StridedSlice",
                          "StridedSliceGrad", "Identity", "StopGradient"))
 

@@ -3,14 +3,15 @@ JSON fields read back with checkers that raise `LoadError("where: what")`.
 
 Each op type's attributes go to and from JSON through a codec: an explicit
 one in `ATTR_CODECS` for the original op types, the generic tagged one
-(`encode_value`, `decode_value`) for the op types the families declare with
-`ops.core.replay`; FORMAT.md beside this file describes every field.
+(`encode_value`, `decode_value`) for the op types declared with their rules
+(`ops/declaration.py`), whose declaration may name attributes of a kind with a
+codec of its own (a dtype); FORMAT.md beside this file describes every field.
 """
 import re
 
 import numpy as np
 
-from ..ops.core import REPLAYS
+from ..ops.declaration import DECLARED, no_attributes
 from ..specs import TensorSpec
 from .limits import (MAX_ATTR_ITEMS, MAX_DEPTH, MAX_INT, MAX_RANK, MAX_TENSOR_BYTES, nbytes,
                      size_of)
@@ -279,7 +280,6 @@ _REDUCTION = _attrs_codec({  # axis null: all axes (in graphs for inputs of any 
              lambda x, w: None if x is None else _axes(x, w)),
     "keepdims": _FLAG})
 ATTR_CODECS = {
-    "Cast": _attrs_codec({"DstT": (lambda d: dtype_name(d, "Cast"), check_dtype)}),
     "Transpose": _attrs_codec({"perm": (list, _axes)}),
     "PadV2": _attrs_codec({
         "paddings": (lambda p: [list(x) for x in p],
@@ -296,7 +296,6 @@ ATTR_CODECS = {
                                       "batch_ndim": (int, lambda x, w: check_int(x, w, 0, MAX_RANK))}),
     "Sum": _REDUCTION, "Mean": _REDUCTION, "Max": _REDUCTION, "Min": _REDUCTION,
     "Prod": _REDUCTION,
-    "MatMul": _attrs_codec({"transpose_a": _FLAG, "transpose_b": _FLAG}),
     "MatrixSolve": _attrs_codec({"adjoint": _FLAG}),
     "Einsum": _attrs_codec({"equation": (str, lambda x, w: check_str(x, w, 1000))}),
     "Softmax": _attrs_codec({"axis": _AXIS}),
@@ -311,7 +310,7 @@ ATTR_CODECS["RandomUniformInt"] = _attrs_codec({
 
 
 # --- the generic codec: plain data with type tags --------------------------------
-# The attributes a family's op records (`attrs_of` in `ops.core.replay`) are
+# The attributes a declared op records (`attrs_of`, ops/declaration.py) are
 # plain data. JSON keeps null, booleans, integers, finite floats and strings as
 # they are; everything else carries a tag, an object with one field, so that
 # decoding gives back exactly the Python types the replay was given:
@@ -414,11 +413,22 @@ GENERIC = (_generic_encode, _generic_decode)
 
 def attr_codec(op):
     """The codec of an op type's attributes: explicit for the original op types,
-    generic for those the families declare (`ops.core.replay`)."""
+    none for a declared op type without attributes, from the attribute kinds its
+    declaration names (`Declaration.attr_kinds`), else the generic one."""
     codec = ATTR_CODECS.get(op)
     if codec is None:
-        codec = GENERIC if op in REPLAYS else NO_ATTRS
+        declared = DECLARED.get(op)
+        if declared is None or declared.attrs_of is no_attributes:
+            return NO_ATTRS
+        if declared.attr_kinds:
+            return _attrs_codec({name: _KINDS[kind](op)
+                                 for name, kind in declared.attr_kinds.items()})
+        codec = GENERIC
     return codec
+
+
+# Attributes that a declaration says are of a kind the format writes its own way.
+_KINDS = {"dtype": lambda op: (lambda d: dtype_name(d, op), check_dtype)}
 
 
 def spec_text(s):

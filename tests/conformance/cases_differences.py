@@ -460,14 +460,16 @@ case_where_sqrt_second_derivative.differs = (
     "second derivatives through the branch `where` did not pick")
 
 
-def case_where_rsqrt_forward_over_reverse(m):
-    # TensorFlow: nan at -1 and 0; minitape 0
-    return {dtype: _second_derivatives(m, lambda x: m.where(x > 0, m.math.rsqrt(x), 0.0),
-                                       [-1.0, 0.0, 4.0], dtype)[2]
+def case_where_rsqrt_second_derivative(m):
+    # TensorFlow: nan at -1 and 0, by nested tapes and forward-over-reverse; minitape 0
+    # both ways (issue 30: its nested tapes gave nan, its forward-over-reverse 0)
+    return {dtype: [_second_derivatives(m, lambda x: m.where(x > 0, f(x), 0.0),
+                                        [-1.0, 0.0, 4.0], dtype)
+                    for f in (m.math.rsqrt, m.math.reciprocal)]
             for dtype in ("float32", "float64")}
 
 
-case_where_rsqrt_forward_over_reverse.differs = (
+case_where_rsqrt_second_derivative.differs = (
     "second derivatives through the branch `where` did not pick")
 
 
