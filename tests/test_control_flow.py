@@ -215,6 +215,23 @@ def test_compiled_agrees_with_eager(name):
     assert "def " in compiled.experimental_get_compiler_ir(*xs)()
 
 
+@pytest.mark.parametrize("jit", [False, True])
+@pytest.mark.parametrize("name", ["while_loop-newton", "scan-recurrence", "map_fn-nested"])
+def test_jvps_inside_functions_agree_with_eager(name, jit):
+    # (TensorFlow 2.21's forward mode through a while loop inside a tf.function
+    # raises a TypeError about a variant dtype; minitape's is the eager JVP)
+    f, args = FD_PROGRAMS[name]
+    traced = mt.function(f, jit_compile=jit)
+    xs = [mt.constant(a) for a in args]
+    tangents = [mt.constant(np.linspace(0.5, 1.5, a.size).reshape(a.shape)) for a in args]
+    results = []
+    for fn in (f, traced):
+        with mt.autodiff.ForwardAccumulator(xs, tangents) as acc:
+            y = fn(*xs)
+        results.append(acc.jvp(y))
+    close(results[1], results[0], 1e-12, 1e-12)
+
+
 def test_a_function_traces_again_for_another_predicate_and_the_stepper_sees_plain_ops():
     f = mt.function(_cond, jit_compile=True)
     close(f(mt.constant([1.5, -2.0])), [2.25, 4.0])
