@@ -245,6 +245,11 @@ def map_fn(fn, elems, dtype=None, parallel_iterations=None, back_prop=True,
                 what, result, specs, rows[0] if rows else None,
                 "fn_output_signature" if signature is not None else
                 "elems (pass fn_output_signature= for other dtypes)"))
+        if n == 0 and any(isinstance(s, TensorSpec) and s.shape is not None and None in s.shape
+                          for s in specs):
+            raise ValueError(f"{what}: elems has no entries and fn_output_signature has a shape "
+                             f"with unknown sizes ({[getattr(s, 'shape', ()) for s in specs]}), "
+                             "so the result's shape is unknown; give every size")
         dtypes = [s.dtype if isinstance(s, TensorSpec) else s for s in specs]
         empty = [s.shape if isinstance(s, TensorSpec) and s.shape is not None
                  and None not in s.shape else () for s in specs]

@@ -266,6 +266,23 @@ def case_map_fn_shapes_vary(m):
 case_map_fn_shapes_vary.error_only = True
 
 
+def case_map_fn_no_entries(m):
+    z = m.zeros((0, 3))
+    return (m.map_fn(lambda t: t * 2, z, fn_output_signature=m.TensorSpec([3], m.float32)),
+            m.map_fn(lambda t: t * 2, z, fn_output_signature=m.int32),
+            m.map_fn(lambda t: t, (z, m.zeros((0,), m.int32))),
+            m.vectorized_map(lambda t: (t[0] * 2, m.reduce_sum(t[0])), (z,)),
+            m.scan(lambda a, t: a + t, z, initializer=m.zeros((3,))))
+
+
+def case_map_fn_no_entries_and_a_signature_of_unknown_size(m):
+    return m.map_fn(lambda t: t * 2, m.zeros((0, 3)),
+                    fn_output_signature=m.TensorSpec([None], m.float32))
+
+
+case_map_fn_no_entries_and_a_signature_of_unknown_size.error_only = True
+
+
 def case_map_fn_signature_shape(m):
     return m.map_fn(lambda t: t * 2, m.constant([1.0, 2.0]),
                     fn_output_signature=m.TensorSpec([2], m.float32))
