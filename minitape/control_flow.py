@@ -117,7 +117,7 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
         if limit.ndim != 0:
             raise ValueError(f"{what}: maximum_iterations must be a scalar, got shape "
                              f"{limit.shape}")
-        limit = int(limit._value)
+        limit = int(limit)  # (read as a Python value: a trace holds for this limit)
         user_cond, user_body = cond, body
         loop_vars = (0, loop_vars)  # TensorFlow's counter: the user's vars are nested now
         cond = lambda i, lv: i < limit and user_cond(*lv)  # noqa: E731

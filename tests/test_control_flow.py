@@ -327,3 +327,17 @@ def test_bad_input_names_the_function_and_leaves_the_tapes_as_they_were(call, er
         assert fragment in message, (fragment, message)
     close(tape.gradient(z, x), [2.0, 4.0, 6.0])
     close(acc.jvp(z), 12.0)
+
+
+@pytest.mark.parametrize("jit", [False, True])
+def test_a_limit_or_a_count_read_from_an_argument_traces_again(jit):
+    # maximum_iterations and num_segments-like counts are read as Python values:
+    # a trace holds for the value it read (TensorFlow 2.21: 8.0 and 32.0)
+    f = mt.function(lambda x, n: mt.while_loop(lambda s: True, lambda s: (s * 2.0,), (x,),
+                                               maximum_iterations=n)[0], jit_compile=jit)
+    assert float(f(mt.constant(1.0), mt.constant(3))) == 8.0
+    assert float(f(mt.constant(1.0), mt.constant(5))) == 32.0
+    g = mt.function(lambda x, n: mt.math.unsorted_segment_sum(x, [0, 1, 0], n),
+                    jit_compile=jit)
+    assert g(mt.constant([1.0, 2.0, 3.0]), mt.constant(2)).shape == (2,)
+    assert g(mt.constant([1.0, 2.0, 3.0]), mt.constant(4)).shape == (4,)
