@@ -341,3 +341,15 @@ def test_a_limit_or_a_count_read_from_an_argument_traces_again(jit):
                     jit_compile=jit)
     assert g(mt.constant([1.0, 2.0, 3.0]), mt.constant(2)).shape == (2,)
     assert g(mt.constant([1.0, 2.0, 3.0]), mt.constant(4)).shape == (4,)
+
+
+@pytest.mark.parametrize("jit", [False, True])
+def test_any_shape_signatures_trace_for_each_number_of_entries(jit):
+    f = mt.function(lambda x: mt.map_fn(mt.sin, x), input_signature=[mt.TensorSpec([None])],
+                    jit_compile=jit)
+    close(f(mt.constant([1.0, 2.0])), np.sin([1.0, 2.0]))
+    close(f(mt.constant([1.0, 2.0, 3.0])), np.sin([1.0, 2.0, 3.0]))
+    g = mt.function(lambda x: mt.scan(lambda a, t: a + t, x), input_signature=[mt.TensorSpec(None)],
+                    jit_compile=jit)
+    close(g(mt.constant([1.0, 2.0, 3.0])), [1.0, 3.0, 6.0])
+    close(g(mt.constant([[1.0], [2.0]])), [[1.0], [3.0]])
