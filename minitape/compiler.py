@@ -69,73 +69,8 @@ __all__ = ["compile_graph", "Program", "LINES"]
 
 
 # --- the NumPy helpers the generated code calls -------------------------------------
-# Each computes exactly what the op's forward computes in `minitape/ops`.
-
-def sigmoid(v):
-    if v.dtype.kind == "c":  # as ops.nn.sigmoid: the stable form below is for real v
-        return 1 / (1 + np.exp(-v))
-    e = np.exp(-np.abs(v))
-    value = np.where(v >= 0, 1 / (1 + e), e / (1 + e)).astype(v.dtype, copy=False)
-    return value[()] if value.ndim == 0 else value
-
-
-def elu(v):
-    return np.where(v < 0, np.exp(np.minimum(v, 0)) - 1, v).astype(v.dtype, copy=False)
-
-
-def softplus(v):
-    return np.logaddexp(v, 0).astype(v.dtype, copy=False)
-
-
-def reduce_max(v, axis, keepdims):
-    """np.max, and for nothing to reduce TensorFlow's identity (-inf, or the
-    smallest integer), as `mt.reduce_max` computes it."""
-    if v.size:
-        return np.max(v, axis, keepdims=keepdims)
-    lowest = False if v.dtype.kind == "b" else \
-        -np.inf if v.dtype.kind in "fc" else np.iinfo(v.dtype).min
-    return np.max(v, axis, keepdims=keepdims, initial=lowest)
-
-
-def reduce_min(v, axis, keepdims):
-    if v.size:
-        return np.min(v, axis, keepdims=keepdims)
-    highest = True if v.dtype.kind == "b" else \
-        np.inf if v.dtype.kind in "fc" else np.iinfo(v.dtype).max
-    return np.min(v, axis, keepdims=keepdims, initial=highest)
-
-
-def softmax(v, axis):
-    if v.size == 0:  # nothing to normalise (np.max refuses an empty axis)
-        return v.copy()
-    e = np.exp(v - np.max(v, axis=axis, keepdims=True))
-    return e / np.sum(e, axis=axis, keepdims=True)
-
-
-def solve(a, b, adjoint):
-    value = np.linalg.solve(np.swapaxes(a, -1, -2) if adjoint else a, b)
-    return value.astype(a.dtype, copy=False)
-
-
-def inv(a):
-    return np.linalg.inv(a).astype(a.dtype, copy=False)
-
-
-def scatter(g, index, shape, nb):
-    """Zeros of the batch dims + `shape`, with `g` added at `index` (the
-    gradient of indexing; repeated indices add up)."""
-    batch = g.shape[:nb]
-    out = np.zeros(batch + shape, dtype=g.dtype)
-    arrays = [i for i, item in enumerate(index) if isinstance(item, np.ndarray)]
-    if not arrays:
-        out[(slice(None),) * nb + index] = g
-    elif nb and len(arrays) > 1 and arrays[-1] - arrays[0] != len(arrays) - 1:
-        for b in np.ndindex(*batch):  # separated index arrays: one batch row at a time
-            np.add.at(out[b], index, g[b])
-    else:
-        np.add.at(out, (slice(None),) * nb + index, g)
-    return out
-
+# Each computes exactly what the op's forward computes in `minitape/ops`; an op's
+# declaration names the helpers its line calls (`Declaration.helpers`).
 
 def frozen(value, dtype):
     array = np.array(value, dtype=dtype)
@@ -169,9 +104,7 @@ def assign_sub(variable, value):
 
 
 HELPERS = {"np": np, "matmul_rows": matmul_rows, "matmul_columns": matmul_columns,
-           "sigmoid": sigmoid, "elu": elu, "softplus": softplus,
-           "reduce_max": reduce_max, "reduce_min": reduce_min,
-           "softmax": softmax, "solve": solve, "inv": inv, "scatter": scatter,
+           **{name: fn for d in DECLARED.values() for name, fn in d.helpers.items()},
            "assign": assign, "assign_add": assign_add, "assign_sub": assign_sub,
            "moved": moved, "zero_where_unmoved": unmoved_zeroed, "all_finite": all_finite,
            "check_finite": check_finite, "seed_product": seed_product}
@@ -179,25 +112,10 @@ HELPERS = {"np": np, "matmul_rows": matmul_rows, "matmul_columns": matmul_column
 
 # --- one line per op type -----------------------------------------------------------
 # `{0}`, `{1}`, ... are the node's inputs, `{inputs}` all of them, and any other
-# `{name}` is an attribute, bound in the namespace (see `_attributes`).
+# `{name}` is an attribute, bound in the namespace (see `_attributes`). An op's
+# declaration gives its line (`Declaration.line`).
 
-LINES = {
-    "Sigmoid": "sigmoid({0})", "Elu": "elu({0})",
-    "Softplus": "softplus({0})", "Softmax": "softmax({0}, {axis})",
-    "MatrixInverse": "inv({0})", "MatrixSolve": "solve({0}, {1}, {adjoint})",
-    "Reshape": "{0}.reshape({shape})", "BroadcastTo": "np.broadcast_to({0}, {shape})",
-    "Transpose": "{0}.transpose({perm})",
-    "PadV2": "np.pad({0}, {paddings}, constant_values={fill})",
-    "ConcatV2": "np.concatenate(({inputs},), {axis})",
-    "Pack": "np.stack(({inputs},), {axis})",
-    "StridedSlice": "{0}[{index}]",
-    "StridedSliceGrad": "scatter({0}, {index}, {shape}, {batch_ndim})",
-    "Sum": "{0}.sum({axis}, keepdims={keepdims})",
-    "Mean": "{0}.mean({axis}, keepdims={keepdims})",
-    "Max": "reduce_max({0}, {axis}, keepdims={keepdims})",
-    "Min": "reduce_min({0}, {axis}, keepdims={keepdims})",
-    "Prod": "{0}.prod({axis}, keepdims={keepdims})",
-    "Einsum": "np.einsum({equation}, {inputs})",
+LINES = {  # op types that are not declared ops: each declaration has its own line
     # random draws: the next numbers of the node's own stream (random.Stream), each call
     "RandomStandardNormal": "{stream}.normal({shape}, {dtype})",
     "RandomUniform": "{stream}.uniform({shape}, {dtype})",
@@ -243,26 +161,11 @@ def _attributes(node, shapes, in_dtypes):
     declared = DECLARED.get(op)
     if declared is not None and declared.line_attrs is not None:
         return declared.line_attrs(a, shapes, in_dtypes)
-    if op in ("Reshape", "BroadcastTo"):
-        return {"shape": shapes[0]}
-    if op in ("Sum", "Mean", "Max", "Min", "Prod"):
-        return {"axis": None if a["axis"] is None else tuple(a["axis"]),
-                "keepdims": bool(a["keepdims"])}
-    if op == "PadV2":
-        return {"paddings": a["paddings"],
-                "fill": np.asarray(a["constant_values"], dtype=in_dtypes[0])}
-    if op == "StridedSliceGrad":
-        nb = int(a["batch_ndim"])
-        return {"index": a["index"], "shape": tuple(shapes[0][nb:]), "batch_ndim": nb}
-    if op == "MatrixSolve":
-        return {"adjoint": bool(a["adjoint"])}
     if op in random.OP_TYPES:
         bounds = {k: a[k] for k in ("minval", "maxval") if k in a}
         return {"stream": node.draws(), "shape": tuple(shapes[0]), "dtype": np.dtype(a["dtype"]),
                 **bounds}
-    names = {"Softmax": ("axis",), "Transpose": ("perm",), "ConcatV2": ("axis",),
-             "Pack": ("axis",), "StridedSlice": ("index",), "Einsum": ("equation",)}
-    return {k: a[k] for k in names.get(op, ())}
+    return {}
 
 
 # --- names ----------------------------------------------------------------------------
@@ -288,10 +191,7 @@ def _variable_name(variable):
     return identifier(name, "variable")
 
 
-_OP_WORDS = {"BroadcastTo": "broadcast", "StridedSlice": "slice",
-             "StridedSliceGrad": "scatter", "ConcatV2": "concat", "Pack": "stack",
-             "PadV2": "pad", "MatrixInverse": "inv", "MatrixSolve": "solve",
-             "RandomStandardNormal": "normal", "RandomUniform": "uniform",
+_OP_WORDS = {"RandomStandardNormal": "normal", "RandomUniform": "uniform",
              "RandomUniformInt": "integers"}
 
 
@@ -557,11 +457,9 @@ def compile_graph(graph, input_names=None, shapes=None, name=None, masks=False):
             for k, r in enumerate(node.attrs["forward"]):
                 _alias(node.first + k, r, expr, constants, read)
             continue
-        if node.op in ("Identity", "StopGradient") or (
-                node.op == "PadV2" and not node.attrs["paddings"]) or (
-                node.op in ("Reshape", "BroadcastTo")
-                and out_shapes[0] is not None
-                and _spec(node.inputs[0], specs)[0] == tuple(out_shapes[0])):
+        unchanged = _simplify(node.op).get("unchanged")
+        if unchanged is not None and unchanged(node.attrs, _spec(node.inputs[0], specs)[0],
+                                               out_shapes[0]):
             _alias(node.first, node.inputs[0], expr, constants, read)
             continue
         ins = node.inputs
@@ -624,7 +522,7 @@ def compile_graph(graph, input_names=None, shapes=None, name=None, masks=False):
                     flipped[k] = np.asarray(known[k]).reshape(-1)[0].reshape(())
         args = [constant(flipped[k]) if k in flipped else read(r) for k, r in enumerate(ins)]
         template = _template(node, in_shapes, known, flags)
-        if node.op in ("Sum", "Prod") and np.dtype(in_dtypes[0]).kind in "iu":
+        if simplify.get("integer_dtype") and np.dtype(in_dtypes[0]).kind in "iu":
             # NumPy adds small integers in int64; the op keeps the input's dtype (and
             # wraps around on overflow, as TensorFlow's int32 sum does)
             template = template[:-1] + ", dtype={dtype})"

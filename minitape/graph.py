@@ -19,9 +19,8 @@ import weakref
 
 import numpy as np
 
-from . import ops, random, registry
+from . import ops, random, registry  # noqa: F401 (ops: the families declare every op)
 from .context import state
-from .ops import shapes
 from .ops.declaration import DECLARED
 from .recording import record
 from .specs import TensorSpec
@@ -224,7 +223,8 @@ def _checked_run(i, node, value, shapes):
     try:
         outs = _run_node(node, [value(r) for r in node.inputs], value, shapes, check=True)
     except np.linalg.LinAlgError as e:
-        if node.op not in ("MatrixSolve", "MatrixInverse"):
+        declared = DECLARED.get(node.op)
+        if declared is None or not declared.singular:
             raise NodeError(i, node, e) from None
         outs = tuple(Tensor(np.zeros(s.shape, s.dtype)) for s in node.outputs)
     except Exception as e:
@@ -307,7 +307,9 @@ def _replay_custom_gradient(node, args, value):
 class OpDef:
     """How to replay one op type: `run(inputs, attrs, output_shapes)` calls the
     public op; `from_op(operation)` takes the attributes a replay needs from a
-    recorded Operation; `arity` is the number of inputs (None: one or more)."""
+    recorded Operation; `arity` is the number of inputs (None: one or more).
+    Each op's declaration says how (ops/declaration.py); random draws have no
+    inputs, and a stream of numbers each node keeps (`_run_node`)."""
 
     __slots__ = ("run", "arity", "from_op")
 
@@ -316,76 +318,11 @@ class OpDef:
         self.from_op = from_op or (lambda op: {})
 
 
-def _build_op_table():
-    def unary(fn):
-        return OpDef(lambda xs, a, o: fn(xs[0]), 1)
-
-    def attr(*names):
-        return lambda op: {n: op.attrs[n] for n in names}
-
-    def reduction(fn):
-        # axis None (all axes) only in graphs for inputs of unknown rank
-        return OpDef(lambda xs, a, o: fn(xs[0], axis=None if a["axis"] is None else
-                                         list(a["axis"]), keepdims=a["keepdims"]),
-                     1, lambda op: {"axis": tuple(op.attrs["axis"]),
-                                    "keepdims": bool(op.attrs["keepdims"])})
-
-    table = {
-        "Identity": unary(ops.identity), "Sigmoid": unary(ops.sigmoid),
-        "Elu": unary(ops.elu), "Softplus": unary(ops.softplus),
-        "MatrixInverse": unary(ops.inv),
-        "Reshape": OpDef(lambda xs, a, o: ops.reshape(xs[0], o[0]), 1),
-        "BroadcastTo": OpDef(lambda xs, a, o: ops.broadcast_to(xs[0], o[0]), 1),
-        "Transpose": OpDef(lambda xs, a, o: ops.transpose(xs[0], a["perm"]), 1,
-                           lambda op: {"perm": tuple(int(p) for p in op.attrs["perm"])}),
-        "PadV2": OpDef(lambda xs, a, o: ops.pad(xs[0], _paddings(a["paddings"]),
-                                                constant_values=a["constant_values"]),
-                       1, _pad_attrs),
-        "ConcatV2": OpDef(lambda xs, a, o: ops.concat(xs, a["axis"]), None, attr("axis")),
-        "Pack": OpDef(lambda xs, a, o: ops.stack(xs, a["axis"]), None, attr("axis")),
-        "StridedSlice": OpDef(lambda xs, a, o: ops.getitem(xs[0], a["index"]), 1,
-                              attr("index")),
-        "StridedSliceGrad": OpDef(  # scatter into zeros of the output's shape
-            lambda xs, a, o: shapes.scatter(xs[0], a["index"], o[0][a["batch_ndim"]:],
-                                             a["batch_ndim"]),
-            1, lambda op: {"index": op.attrs["index"],
-                           "batch_ndim": int(op.attrs["batch_ndim"])}),
-        "Sum": reduction(ops.reduce_sum), "Mean": reduction(ops.reduce_mean),
-        "Max": reduction(ops.reduce_max), "Min": reduction(ops.reduce_min),
-        "Prod": reduction(ops.reduce_prod),
-        "MatrixSolve": OpDef(lambda xs, a, o: ops.solve(xs[0], xs[1], adjoint=a["adjoint"]),
-                             2, attr("adjoint")),
-        "Einsum": OpDef(lambda xs, a, o: ops.einsum(a["equation"], *xs), None,
-                        attr("equation")),
-        "Softmax": OpDef(lambda xs, a, o: ops.softmax(xs[0], a["axis"]), 1, attr("axis")),
-        "StopGradient": unary(ops.stop_gradient),
-    }
-    # Random draws: no inputs, and a stream of numbers each node keeps (_run_node)
-    for op_type in random.OP_TYPES:
-        table[op_type] = OpDef(lambda xs, a, o, t=op_type: random.replay(t, a, o[0]), 0,
-                               random.attrs_of)
-    return table
-
-
-def _paddings(paddings):
-    """Paddings as an (n, 2) array: a scalar's empty paddings keep their 2 columns."""
-    return np.array(paddings, dtype=np.int64).reshape(-1, 2)
-
-
-def _pad_attrs(op):
-    """PadV2 keeps only the paddings; the fill value is read off the output."""
-    paddings = tuple((int(a), int(b)) for a, b in op.attrs["paddings"])
-    out = op.outputs[0]._value
-    inner = np.ones(out.shape, dtype=bool)
-    inner[tuple(slice(a, a + n) for (a, _), n in zip(paddings, op.inputs[0].shape))] = False
-    fill = out[inner][0].item() if inner.any() else 0
-    return {"paddings": paddings, "constant_values": fill}
-
-
-OPS = _build_op_table()
-# Op types declared with their rules (ops/declaration.py): the declaration says how.
-OPS.update({op_type: OpDef(d.replay, d.arity, d.attrs_of)
-            for op_type, d in DECLARED.items() if d.replay is not None and op_type not in OPS})
+OPS = {op_type: OpDef(d.replay, d.arity, d.attrs_of)
+       for op_type, d in DECLARED.items() if d.replay is not None}
+OPS.update({op_type: OpDef(lambda xs, a, o, t=op_type: random.replay(t, a, o[0]), 0,
+                           random.attrs_of)
+            for op_type in random.OP_TYPES})
 
 
 # --- gradient graphs in the registry ------------------------------------------------

@@ -267,25 +267,17 @@ def _pick_direction(tape, choice, target, sources, method, n_outputs=None, n_inp
     return choice
 
 
-# Op types whose partial derivatives are finite wherever their inputs and outputs
-# are, or whose JVP rules give 0 for a zero tangent (the products' masks): along
-# them a one-hot column's zero entries stay zero. Elsewhere (sqrt at 0, asin at 1,
-# log, division, pow) a zero tangent times an infinite partial derivative is NaN,
-# and the next product spreads it over the whole column, while the reverse walk,
-# TensorFlow's, keeps the inf to one column. A type missing here costs only
-# speed. Declared op types say it themselves (`Declaration.smooth`).
-_SMOOTH = frozenset({
-    "BiasAdd", "Sum", "Mean", "Max", "Min", "Prod", "Cumsum", "Relu6", "LeakyRelu",
-    "Elu", "Selu", "Softplus", "Sigmoid", "Softmax", "Einsum", "Identity", "Reshape",
-    "Transpose", "BroadcastTo", "Tile", "Pack", "ConcatV2", "StridedSlice",
-    "StridedSliceGrad", "PadV2", "GatherV2", "GatherNd", "ScatterNd", "SegmentSum",
-    "UnsortedSegmentSum", "MatrixBandPart", "MatrixDiagPartV3", "MatrixDiagV3",
-    "MatrixSetDiagV3", "L2Loss"})
-
-
 def _smooth(op_type):
+    """Whether the op type's partial derivatives are finite wherever its inputs
+    and outputs are, or its JVP rule gives 0 for a zero tangent (the products'
+    masks): along it a one-hot column's zero entries stay zero. Elsewhere (sqrt
+    at 0, asin at 1, log, division, pow) a zero tangent times an infinite
+    partial derivative is NaN, and the next product spreads it over the whole
+    column, while the reverse walk, TensorFlow's, keeps the inf to one column.
+    Each op's declaration says it (`Declaration.smooth`); one not declared
+    smooth costs only speed."""
     declared = DECLARED.get(op_type)
-    return op_type in _SMOOTH or declared is not None and declared.smooth
+    return declared is not None and declared.smooth
 
 
 def _forward_equals_reverse(tape, target, sources):

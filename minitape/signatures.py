@@ -213,20 +213,18 @@ def generalize(ga, gb, symbols):
         return None
 
 
-# Ops whose result does not depend on knowing their inputs' rank (reductions
-# only over all axes): what a graph for an input of unknown rank may hold. The
-# declared ones say so themselves (`Declaration.rank_free`).
-RANK_FREE = {"Identity", "StopGradient", "Sigmoid", "Elu", "Softplus", "Sum", "Mean", "Max",
-             "Min", "Prod", "IdentityN"}
-
-
 def rank_free(op_type):
-    """Whether a graph for an input of unknown rank may hold this op type."""
+    """Whether a graph for an input of unknown rank may hold this op type: its
+    result does not depend on knowing its inputs' rank (a reduction only over
+    all axes). Each op's declaration says it (`Declaration.rank_free`); a custom
+    gradient's IdentityN passes its values through."""
     declared = DECLARED.get(op_type)
-    return op_type in RANK_FREE or declared is not None and declared.rank_free
+    return op_type == "IdentityN" or declared is not None and declared.rank_free
 
 
-_REDUCTIONS = {"Sum", "Mean", "Max", "Min", "Prod"}
+def _reduces(op_type):
+    declared = DECLARED.get(op_type)
+    return declared is not None and declared.reduces
 
 
 def _all_axes(graph, node):
@@ -297,7 +295,7 @@ def _generalize(ga, gb, symbols):
                     raise _NotPolymorphic
                 backward = _generalize(GRADIENT_GRAPHS[ka], GRADIENT_GRAPHS[kb], symbols)
                 attrs = dict(na.attrs, gradient=register_gradient_graph(backward))
-        elif na.op in _REDUCTIONS and not same(na.attrs, nb.attrs):
+        elif _reduces(na.op) and not same(na.attrs, nb.attrs):
             # over all axes of inputs of two ranks: over all axes of any input
             if not (_all_axes(ga, na) and _all_axes(gb, nb)
                     and na.attrs["keepdims"] == nb.attrs["keepdims"]):

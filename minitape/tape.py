@@ -15,9 +15,10 @@ import warnings
 
 import numpy as np
 
-from . import nest, ops
+from . import nest, ops, rules  # noqa: F401 (rules: the checked call of user rules)
 from .backward import BackwardPass
 from .context import state
+from .recorder import Recorder
 from .tensor import Tensor, TensorLike, Variable, html_views, is_floating, snapshot, text_views
 
 
@@ -37,7 +38,7 @@ def check_unconnected(value):
     return value
 
 
-class GradientTape:
+class GradientTape(Recorder):
     """Records ops on watched values so that gradients can be computed.
 
         with mt.GradientTape() as tape:

@@ -6,11 +6,11 @@ from ..tensor import Tensor, Variable  # noqa: F401
 from .core import convert_to_tensor  # noqa: F401  (packs lists of tensors, recorded)
 from .clip import clip_by_norm, clip_by_value  # noqa: F401
 from .control import stop_gradient  # noqa: F401
-from .creation import eye, fill, linspace, ones, ones_like, range, zeros, zeros_like  # noqa: F401
+from .creation import eye, fill, ones, ones_like, range, zeros, zeros_like  # noqa: F401
 from .elementwise import (abs, add, cast, cos, divide, equal, exp, floor,  # noqa: F401
                           greater, greater_equal, less, less_equal, log, maximum,
                           minimum, multiply, negative, not_equal, pow, round, sign, sin,
-                          sqrt, square, subtract, tanh, where)
+                          sqrt, square, subtract, tanh)
 from .linalg import einsum, inv, matmul, solve  # noqa: F401
 from .matrices import (adjoint, band_part, cross, diag, diag_part, matvec,  # noqa: F401
                        set_diag, trace)
@@ -39,8 +39,8 @@ from .scans import cumsum  # noqa: F401
 from .sorting import argsort, sort  # noqa: F401
 from .arrangement import meshgrid, rank, repeat, reverse, roll, split, tile  # noqa: F401
 from .tensordot import tensordot  # noqa: F401
-from .linspace_nd import linspace  # noqa: F401,F811  (tensor endpoints as well as numbers)
-from .indexing import where  # noqa: F401,F811  (where(condition) as well as where(c, x, y))
+from .evenly_spaced import linspace  # noqa: F401
+from .indexing import where  # noqa: F401  (where(condition) as well as where(c, x, y))
 from .complex import angle, complex, conj, imag, real  # noqa: F401
 from .trigonometric import acos, acosh, asin, asinh, atan, atan2, atanh, cosh, sinh, tan  # noqa: F401,E501
 from .exp_log import (expm1, log1p, log_sigmoid, reciprocal, rsqrt, softsign,  # noqa: F401

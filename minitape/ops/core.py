@@ -10,6 +10,7 @@ from .. import arguments, nest
 from .. import tensor as _values
 from ..context import state
 from ..recording import record
+from ..registry import batch_ndim
 from ..tensor import Tensor, TensorLike, Variable, holds_tensors, new_id
 from .declaration import declare
 
@@ -92,13 +93,13 @@ def packed_operand(op_name, value, like, lists=True):
     return operand(value, like, op_name)
 
 
-def pack(op_name, values, dtype=None, cast=False):
+def pack(op_name, values, dtype=None, casting=False):
     """A (nested) list or tuple holding tensors, variables and numbers as one
     tensor, the way TensorFlow's `convert_to_tensor` auto-packs it: a recorded
-    `Pack` (the op of `mt.stack`, whose rules live in `shapes.py`) of its
+    `Pack` (the op of `mt.stack`, declared below) of its
     entries, so the tensors keep their gradients. The dtype is the first
     tensor's and numbers take it; a tensor of another dtype is an error, unless
-    the caller asked for `dtype` (`cast=True`): then tensors are cast to it, as
+    the caller asked for `dtype` (`casting=True`): then tensors are cast to it, as
     TensorFlow does."""
     if dtype is None:
         dtype = first_dtype(values)
@@ -107,19 +108,65 @@ def pack(op_name, values, dtype=None, cast=False):
         if isinstance(v, TensorLike):
             t = _values.convert_to_tensor(v)
             if t._value.dtype != dtype:
-                if not cast:
+                if not casting:
                     raise TypeError(f"{op_name}: cannot pack a {t.dtype} tensor into a list "
                                     f"of {dtype} (the first tensor's dtype); cast with mt.cast")
-                t = emit("Cast", t._value.astype(dtype), (t,), {"DstT": dtype})
+                t = cast(t, dtype)
         elif holds_tensors(v):
-            t = pack(op_name, v, dtype, cast)
+            t = pack(op_name, v, dtype, casting)
         else:
             t = Tensor(np.array(_values._to_numpy(v, dtype, op_name)))
         parts.append(t)
     if len({t._value.shape for t in parts}) > 1:
         raise ValueError(f"{op_name}: cannot pack a list of tensors of different shapes "
                          f"{[t.shape for t in parts]}")
-    return emit("Pack", np.stack([t._value for t in parts]), tuple(parts), {"axis": 0})
+    return stack_tensors(parts, 0)
+
+
+# --- the two ops every op may record while converting its arguments ------------------
+# A list holding tensors is packed (`Pack`, the op of `mt.stack`) and a tensor
+# of another dtype cast (`Cast`, the op of `mt.cast`); `shapes.stack` and
+# `elementwise.cast` are the public names.
+
+def stack_tensors(xs, axis, name=None):
+    """Record the stack of tensors `xs` (one shape and dtype, checked by the
+    caller) along a new `axis` in [0, rank]."""
+    return emit("Pack", np.stack([x._value for x in xs], axis=axis), tuple(xs), {"axis": axis},
+                name)
+
+
+def zeros_for_missing(op, tangents):
+    """The tangents of every input, with zeros where one is None."""
+    batch = tangent_batch(op, tangents)
+    return [constant_like(np.zeros(batch + x.shape, x.dtype)) if t is None else t
+            for t, x in zip(tangents, op.inputs)]
+
+
+def _stack_grad(op, grad):
+    lead = (slice(None),) * (batch_ndim(op, grad) + op.attrs["axis"])
+    return [grad[lead + (i,)] for i in range(len(op.inputs))]
+
+
+def _stack_jvp(op, *tangents):
+    nb = len(tangent_batch(op, tangents))
+    return stack_tensors(zeros_for_missing(op, tangents), nb + op.attrs["axis"])
+
+
+def _stack_shape(shapes, attrs, declared):
+    a = shapes[0]
+    axis = attrs["axis"]
+    if not -len(a) - 1 <= axis < len(a) + 1:
+        raise ValueError(f"axis {axis} is out of range for rank {len(a) + 1}")
+    axis %= len(a) + 1
+    if any(s != a for s in shapes):
+        raise ValueError("stacks tensors of different shapes")
+    return (a[:axis] + (len(shapes),) + a[axis:],), 0
+
+
+def _stack_dtype(dtypes, attrs):
+    if len(set(dtypes)) > 1:
+        raise ValueError(f"stacks tensors of different dtypes {[str(d) for d in dtypes]}")
+    return (dtypes[0],)
 
 
 def convert_to_tensor(value, dtype=None, name=None):
@@ -128,7 +175,7 @@ def convert_to_tensor(value, dtype=None, name=None):
     recorded), anything else is copied into a new constant."""
     if holds_tensors(value):
         return pack("convert_to_tensor", value,
-                    _values.as_dtype(dtype, "convert_to_tensor"), cast=dtype is not None)
+                    _values.as_dtype(dtype, "convert_to_tensor"), casting=dtype is not None)
     return _values.convert_to_tensor(value, dtype, name)
 
 
@@ -270,15 +317,7 @@ def tangent_batch(op, tangents):
     return ()
 
 
-def replay(op_type, run, arity=1, attrs_of=None, shape=None, dtype=None):
-    """Declare how a traced graph runs `op_type` again on new inputs (and,
-    with `shape`, how a saved model checks it without running it), for the
-    families whose rules are still registered on their own (`declaration.py`
-    says what each trait means)."""
-    declare(op_type, replay=run, arity=arity, attrs_of=attrs_of, shape=shape, dtype=dtype)
-
-
-# --- shape rules the families share (see `replay`) ---------------------------------
+# --- shape rules the families share (`Declaration.shape`) ---------------------------------
 
 def elementwise_shape(shapes, attrs, declared):
     """Inputs broadcast together (the loader counts reading and writing them)."""
@@ -345,11 +384,14 @@ def with_numbers(rule, *names):
 
 
 def reduction_shape(shapes, attrs, declared):
-    """A reduction over attrs["axis"] (a tuple of axes) with attrs["keepdims"]."""
+    """A reduction over attrs["axis"] (a tuple of axes; None: all axes, in
+    graphs for inputs of any rank) with attrs["keepdims"]."""
     shape = shapes[0]
+    keep = attr_bool(attrs, "keepdims")
+    if attrs["axis"] is None:
+        return ((1,) * len(shape) if keep else (),), 0
     rank = max(len(shape), 1)  # a scalar takes axis 0 (or -1)
     axes = {a % rank for a in attr_ints(attrs, "axis", -rank, rank - 1)}
-    keep = attr_bool(attrs, "keepdims")
     return (tuple(1 if k in axes else n for k, n in enumerate(shape)
                   if keep or k not in axes),), 0
 
@@ -367,3 +409,56 @@ def index_dtypes(*positions):
             raise ValueError(f"indices must be integers, got {[str(d) for d in dtypes]}")
         return ([d for i, d in enumerate(dtypes) if i not in positions][0],)
     return rule
+
+
+# --- cast: to another dtype, differentiable between floating dtypes ------------------
+
+
+def cast(x, dtype, name=None):
+    """`x` converted to `dtype`; differentiable between floating dtypes."""
+    x = tensor_input("cast", x) if not isinstance(x, Tensor) else x
+    dtype = arguments.dtype("cast", dtype)
+    if x.dtype.kind not in "biufc":
+        raise TypeError(f"cast: cannot cast a {x.dtype} tensor to {dtype}")
+    if x.dtype == dtype:
+        return x
+    v = x._value
+    if v.dtype.kind == "c" and dtype.kind != "c":
+        v = v.real  # the real part, as TensorFlow's cast (NumPy would warn)
+    return emit("Cast", v.astype(dtype), (x,), {"DstT": dtype}, name)
+
+
+def _cast_gradient(op, grad):
+    x = op.inputs[0]
+    if x.dtype.kind in "fc" and grad.dtype.kind in "fc":
+        return cast(grad, x.dtype)
+    return None
+
+
+def _cast_jvp(op, t):
+    dtype = op.attrs["DstT"]
+    return cast(t, dtype) if dtype.kind in "fc" else None
+
+
+def _cast_shape(shapes, attrs, declared):
+    dtype = attrs["DstT"]
+    if not isinstance(dtype, np.dtype) or dtype.kind not in "biufc":
+        raise ValueError(f"attribute DstT = {dtype!r:.60} is not a numeric dtype")
+    return (tuple(shapes[0]),), 0
+
+
+declare("Cast", _cast_gradient, _cast_jvp,
+        replay=lambda xs, attrs, out_shapes: cast(xs[0], attrs["DstT"]),
+        attrs_of=lambda op: {"DstT": np.dtype(op.attrs["DstT"])},
+        shape=_cast_shape, dtype=lambda dtypes, attrs: (attrs["DstT"],),
+        line="{0}.astype({dtype})", line_attrs=lambda attrs, out_shapes, in_dtypes: {
+            "dtype": np.dtype(attrs["DstT"])},
+        smooth=True, rank_free=True, attr_kinds={"DstT": "dtype"})
+
+
+declare("Pack", _stack_grad, _stack_jvp, arity=None,
+        replay=lambda xs, attrs, out_shapes: stack_tensors(xs, attrs["axis"] % (xs[0].ndim + 1)),
+        attrs_of=lambda op: {"axis": op.attrs["axis"]}, shape=_stack_shape, dtype=_stack_dtype,
+        line="np.stack(({inputs},), {axis})", word="stack",
+        line_attrs=lambda attrs, out_shapes, in_dtypes: {"axis": attrs["axis"]},
+        smooth=True, attr_kinds={"axis": "axis"})

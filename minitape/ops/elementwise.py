@@ -17,9 +17,8 @@ import operator
 
 import numpy as np
 
-from .. import arguments
 from ..tensor import Tensor
-from .core import elementwise_shape, emit, operands, real_input, tensor_input  # noqa: F401
+from .core import cast, elementwise_shape, emit, operands, real_input, tensor_input  # noqa: F401
 from .declaration import declare
 from .partials import binary, chain, over, shares, unary
 
@@ -73,7 +72,7 @@ def _log_base(x):
     """log(x) for d(x**y)/dy = x**y * log(x), taken as 0 where x <= 0 (as
     TensorFlow does); for complex x, 0 only at x = 0 (log is defined elsewhere)."""
     defined = not_equal(x, 0) if x.dtype.kind == "c" else greater(x, 0)
-    return where(defined, log(where(defined, x, 1)), 0)
+    return select(defined, log(select(defined, x, 1)), 0)
 
 
 pow = binary("pow", "Pow", power,
@@ -159,8 +158,8 @@ def sign(x, name=None):
         return _sign(x, name)
     size = cast(abs(x), x.dtype)
     at_zero = equal(size, 0)  # div_no_nan: 0 there, and its gradient 0 too
-    return where(at_zero, np.zeros((), x.dtype),
-                 x / where(at_zero, np.ones((), x.dtype), size), name=name)
+    return select(at_zero, np.zeros((), x.dtype),
+                  x / select(at_zero, np.ones((), x.dtype), size), name=name)
 
 
 # Not differentiable: recorded like any op (so traces replay them), but their
@@ -190,14 +189,14 @@ floor = unary("floor", "Floor", np.floor, doc="Round down (not differentiable)."
 def _picked(x_wins):
     """The rules of an op that picks x where `x_wins(x, y)`, else y."""
     def take_x(op, grad):
-        return where(x_wins(*op.inputs), grad, np.zeros((), grad.dtype))
+        return select(x_wins(*op.inputs), grad, np.zeros((), grad.dtype))
 
     def take_y(op, grad):
-        return where(x_wins(*op.inputs), np.zeros((), grad.dtype), grad)
+        return select(x_wins(*op.inputs), np.zeros((), grad.dtype), grad)
 
     def tangent(op, tx, ty):
         zero = np.zeros((), op.outputs[0].dtype)
-        return where(x_wins(*op.inputs), zero if tx is None else tx, zero if ty is None else ty)
+        return select(x_wins(*op.inputs), zero if tx is None else tx, zero if ty is None else ty)
     return {"terms": (take_x, take_y), "tangent": tangent}
 
 
@@ -227,7 +226,7 @@ greater_equal = _compare("greater_equal", "GreaterEqual", np.greater_equal, "{0}
 # --- where: x where the condition holds, else y --------------------------------------
 
 
-def where(condition, x, y, name=None):
+def select(condition, x, y, name=None):
     """Elementwise `x` where `condition` is true, else `y` (TensorFlow's where_v2)."""
     condition = tensor_input("where", condition)
     if condition.dtype != np.bool_:
@@ -243,58 +242,14 @@ def where(condition, x, y, name=None):
 
 def _where_tangent(op, tc, tx, ty):
     zero = np.zeros((), op.outputs[0].dtype)
-    return where(op.inputs[0], zero if tx is None else tx, zero if ty is None else ty)
+    return select(op.inputs[0], zero if tx is None else tx, zero if ty is None else ty)
 
 
 declare("SelectV2", *shares(
             terms=(None,
-                   lambda op, g: where(op.inputs[0], g, np.zeros((), g.dtype)),
-                   lambda op, g: where(op.inputs[0], np.zeros((), g.dtype), g)),
+                   lambda op, g: select(op.inputs[0], g, np.zeros((), g.dtype)),
+                   lambda op, g: select(op.inputs[0], np.zeros((), g.dtype), g)),
             tangent=_where_tangent),
-        replay=lambda xs, attrs, out_shapes: where(*xs), arity=3, shape=elementwise_shape,
+        replay=lambda xs, attrs, out_shapes: select(*xs), arity=3, shape=elementwise_shape,
         line="np.where({0}, {1}, {2})", word="where", smooth=True, rank_free=True,
         simplify={"select": True})
-
-# --- cast: to another dtype, differentiable between floating dtypes ------------------
-
-
-def cast(x, dtype, name=None):
-    """`x` converted to `dtype`; differentiable between floating dtypes."""
-    x = tensor_input("cast", x) if not isinstance(x, Tensor) else x
-    dtype = arguments.dtype("cast", dtype)
-    if x.dtype.kind not in "biufc":
-        raise TypeError(f"cast: cannot cast a {x.dtype} tensor to {dtype}")
-    if x.dtype == dtype:
-        return x
-    v = x._value
-    if v.dtype.kind == "c" and dtype.kind != "c":
-        v = v.real  # the real part, as TensorFlow's cast (NumPy would warn)
-    return emit("Cast", v.astype(dtype), (x,), {"DstT": dtype}, name)
-
-
-def _cast_gradient(op, grad):
-    x = op.inputs[0]
-    if x.dtype.kind in "fc" and grad.dtype.kind in "fc":
-        return cast(grad, x.dtype)
-    return None
-
-
-def _cast_jvp(op, t):
-    dtype = op.attrs["DstT"]
-    return cast(t, dtype) if dtype.kind in "fc" else None
-
-
-def _cast_shape(shapes, attrs, declared):
-    dtype = attrs["DstT"]
-    if not isinstance(dtype, np.dtype) or dtype.kind not in "biufc":
-        raise ValueError(f"attribute DstT = {dtype!r:.60} is not a numeric dtype")
-    return (tuple(shapes[0]),), 0
-
-
-declare("Cast", _cast_gradient, _cast_jvp,
-        replay=lambda xs, attrs, out_shapes: cast(xs[0], attrs["DstT"]),
-        attrs_of=lambda op: {"DstT": np.dtype(op.attrs["DstT"])},
-        shape=_cast_shape, dtype=lambda dtypes, attrs: (attrs["DstT"],),
-        line="{0}.astype({dtype})", line_attrs=lambda attrs, out_shapes, in_dtypes: {
-            "dtype": np.dtype(attrs["DstT"])},
-        smooth=True, rank_free=True, attr_kinds={"DstT": "dtype"})

@@ -18,7 +18,7 @@ whatever the values it was traced with, for later calls.
 import numpy as np
 
 from ..context import state
-from .elementwise import abs, equal, less, sign, where
+from .elementwise import abs, equal, less, sign, select
 from .zero_times_inf import has_nan, recording_trace
 
 
@@ -31,19 +31,19 @@ def step_rules(passes):
     def gradient(op, grad):
         x = op.inputs[0]
         zero = flat_zero(x, grad.dtype)
-        return where(passes(x), grad, zero)
+        return select(passes(x), grad, zero)
     return gradient, gradient
 
 
 def flat_zero(x, dtype):
     """0 of `dtype`, made from x while a recorder could differentiate the rule
     that uses it (see the module docstring), else a constant."""
-    if all(getattr(r, "_keeps_masks", False) for r in state.tapes):  # none, or traces
+    if all(r.is_trace for r in state.tapes):  # none, or traces
         return np.zeros((), dtype)
-    if any(hasattr(r, "_tangents") for r in state.tapes):
+    if any(r.pushes_tangents for r in state.tapes):
         if recording_trace() is not None or not np.isfinite(x._value).all():
-            x = where(less(abs(x), np.inf), x, np.zeros((), x.dtype))
+            x = select(less(abs(x), np.inf), x, np.zeros((), x.dtype))
         return x - x
     if recording_trace() is not None or has_nan(x._value):
-        x = where(equal(x, x), x, np.zeros((), x.dtype))
+        x = select(equal(x, x), x, np.zeros((), x.dtype))
     return abs(sign(x)) * 0

@@ -21,12 +21,12 @@ import numpy as np
 
 from .. import arguments
 from .. import tensor as _values
-from ..registry import NotDifferentiable, RegisterGradient, RegisterJVP, batch_ndim
+from ..registry import batch_ndim
 from .broadcasting import reshape
-from .core import (attr_int, attr_ints, constant_like, emit, index_dtypes, replay,
-                   tangent_batch, tensor_input)
+from .core import (attr_int, attr_ints, constant_like, emit, index_dtypes, tangent_batch,
+                   tensor_input)
 from .declaration import declare
-from .elementwise import where as _select
+from .elementwise import select
 from .shapes import concat, transpose
 
 
@@ -71,7 +71,6 @@ def _gather_nd(params, indices, nb, name=None, op_name="gather_nd"):
                 {"batch_ndim": nb}, name)
 
 
-@RegisterGradient("GatherNd", batch_safe=True)
 def _gather_nd_grad(op, grad):
     """Each read entry gets back the gradient of each place it was read into."""
     params, indices = op.inputs
@@ -80,7 +79,6 @@ def _gather_nd_grad(op, grad):
             None)
 
 
-@RegisterJVP("GatherNd", batch_safe=True)
 def _gather_nd_jvp(op, t, t_indices):
     if t is None:
         return None
@@ -97,9 +95,10 @@ def _gather_nd_shape(shapes, attrs, declared):
     return (params[:nb] + indices[:-1] + params[nb + indices[-1]:],), 0
 
 
-replay("GatherNd", lambda xs, a, o: _gather_nd(xs[0], xs[1], a["batch_ndim"]), 2,
-       lambda op: {"batch_ndim": int(op.attrs["batch_ndim"])},
-       shape=_gather_nd_shape, dtype=index_dtypes(1))
+declare("GatherNd", _gather_nd_grad, _gather_nd_jvp,
+        replay=lambda xs, a, o: _gather_nd(xs[0], xs[1], a["batch_ndim"]), arity=2,
+        attrs_of=lambda op: {"batch_ndim": int(op.attrs["batch_ndim"])}, shape=_gather_nd_shape,
+        dtype=index_dtypes(1), smooth=True)
 
 
 def _scatter_nd(indices, updates, shape, nb, name=None, op_name="scatter_nd"):
@@ -126,14 +125,12 @@ def _scatter_nd(indices, updates, shape, nb, name=None, op_name="scatter_nd"):
                 {"shape": tuple(shape), "batch_ndim": nb}, name)
 
 
-@RegisterGradient("ScatterNd", batch_safe=True)
 def _scatter_nd_grad(op, grad):
     """Each update went to one place: its gradient is read back from there."""
     indices = op.inputs[0]
     return None, _gather_nd(grad, indices, batch_ndim(op, grad) + op.attrs["batch_ndim"])
 
 
-@RegisterJVP("ScatterNd", batch_safe=True)
 def _scatter_nd_jvp(op, t_indices, t):
     if t is None:
         return None
@@ -152,10 +149,11 @@ def _scatter_nd_shape(shapes, attrs, declared):
     return (updates[:nb] + shape,), 0
 
 
-replay("ScatterNd", lambda xs, a, o: _scatter_nd(xs[0], xs[1], a["shape"], a["batch_ndim"]),
-       2, lambda op: {"shape": tuple(int(n) for n in op.attrs["shape"]),
+declare("ScatterNd", _scatter_nd_grad, _scatter_nd_jvp,
+        replay=lambda xs, a, o: _scatter_nd(xs[0], xs[1], a["shape"], a["batch_ndim"]), arity=2,
+        attrs_of=lambda op: {"shape": tuple(int(n) for n in op.attrs["shape"]),
                       "batch_ndim": int(op.attrs["batch_ndim"])},
-       shape=_scatter_nd_shape, dtype=index_dtypes(0))
+        shape=_scatter_nd_shape, dtype=index_dtypes(0), smooth=True)
 
 
 def gather_nd(params, indices, batch_dims=0, name=None):
@@ -309,7 +307,7 @@ def _tensor_scatter_op(op_type, op_name, doc):
             replay=lambda xs, a, o: _tensor_scatter(op_type, xs[0], xs[1], xs[2],
                                                     a["batch_ndim"]),
             arity=3, attrs_of=lambda op: {"batch_ndim": int(op.attrs["batch_ndim"])},
-            shape=_tensor_scatter_shape, dtype=_tensor_scatter_dtype)
+            shape=_tensor_scatter_shape, dtype=_tensor_scatter_dtype, smooth=True)
     return op
 
 
@@ -422,7 +420,6 @@ def _one_hot_value(idx, depth, on, off, axis):
     return value if axis == -1 else np.moveaxis(value, -1, axis)
 
 
-NotDifferentiable("OneHot")
 def _one_hot_shape(shapes, attrs, declared):
     indices = shapes[0]
     depth = attr_int(attrs, "depth", 0, 1 << 40)
@@ -440,9 +437,10 @@ def _one_hot_dtype(dtypes, attrs):
     return (dtypes[1],)
 
 
-replay("OneHot", lambda xs, a, o: one_hot(xs[0], a["depth"], xs[1], xs[2], a["axis"]), 3,
-       lambda op: {"depth": int(op.attrs["depth"]), "axis": int(op.attrs["axis"])},
-       shape=_one_hot_shape, dtype=_one_hot_dtype)
+declare("OneHot", differentiable=False,
+        replay=lambda xs, a, o: one_hot(xs[0], a["depth"], xs[1], xs[2], a["axis"]), arity=3,
+        attrs_of=lambda op: {"depth": int(op.attrs["depth"]), "axis": int(op.attrs["axis"])},
+        shape=_one_hot_shape, dtype=_one_hot_dtype)
 
 
 def where(condition, x=None, y=None, name=None):
@@ -452,7 +450,7 @@ def where(condition, x=None, y=None, name=None):
     if x is not None or y is not None:
         if x is None or y is None:
             raise ValueError("where: x and y must both be given or both be None")
-        return _select(condition, x, y, name)
+        return select(condition, x, y, name)
     c = tensor_input("where", condition)
     if c.ndim == 0:
         raise ValueError("where: the condition must have at least one dimension to "
@@ -475,7 +473,6 @@ def same_shape_as_traced(op_name, out, output_shapes):
     return out
 
 
-NotDifferentiable("Where")
 def _where_shape(shapes, attrs, declared):
     # (count, rank): the count of true entries is a value, so a saved graph
     # keeps the traced one (at most the condition's size), and the replay
@@ -488,5 +485,6 @@ def _where_shape(shapes, attrs, declared):
     return (tuple(out),), 0
 
 
-replay("Where", lambda xs, a, o: same_shape_as_traced("where", where(xs[0]), o), 1,
-       shape=_where_shape, dtype=lambda dtypes, attrs: (np.dtype(np.int64),))
+declare("Where", differentiable=False,
+        replay=lambda xs, a, o: same_shape_as_traced("where", where(xs[0]), o), arity=1,
+        shape=_where_shape, dtype=lambda dtypes, attrs: (np.dtype(np.int64),))

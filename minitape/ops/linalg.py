@@ -15,7 +15,7 @@ import math
 
 import numpy as np
 
-from ..registry import RegisterGradient, RegisterJVP, batch_ndim
+from ..registry import batch_ndim
 from .broadcasting import lift, unbroadcast
 from .complex import conj
 from .core import (attr_bool, constant_like, emit, float_input, operands, tangent_batch,
@@ -170,19 +170,22 @@ def solve(matrix, rhs, adjoint=False, name=None):
         # the conjugate is an op of its own (differentiable), so a recorded
         # MatrixSolve with adjoint=True only ever transposes a real matrix
         return solve(matrix_transpose(conj(a)), b, name=name)
-    av = np.swapaxes(a._value, -1, -2) if adjoint else a._value
     try:
-        value = np.linalg.solve(av, b._value)
+        value = _solve(a._value, b._value, bool(adjoint))
     except np.linalg.LinAlgError as e:
         raise np.linalg.LinAlgError(f"linalg.solve: matrix of shape {a.shape}: {e}") from None
     except ValueError:
         raise ValueError(f"linalg.solve: the batch dimensions of {a.shape} and "
                          f"{b.shape} cannot be broadcast together") from None
-    return emit("MatrixSolve", value.astype(a.dtype, copy=False), (a, b),
-                {"adjoint": bool(adjoint)}, name)
+    return emit("MatrixSolve", value, (a, b), {"adjoint": bool(adjoint)}, name)
 
 
-@RegisterGradient("MatrixSolve", batch_safe=True)
+def _solve(a, b, adjoint):
+    """The NumPy solve the op runs (compiled programs call it)."""
+    value = np.linalg.solve(np.swapaxes(a, -1, -2) if adjoint else a, b)
+    return value.astype(a.dtype, copy=False)
+
+
 def _solve_grad(op, grad):
     """X = A^-1 B: dB = A^-H grad (one more solve), dA = -dB X^H (for real
     matrices the transposes; complex ones are conjugated, as TensorFlow's
@@ -200,7 +203,6 @@ def _solve_grad(op, grad):
             unbroadcast(gb, b.shape, nb))
 
 
-@RegisterJVP("MatrixSolve", batch_safe=True)
 def _solve_jvp(op, ta, tb):
     """A X = B, so dA X + A dX = dB: dX = A^-1 (dB - dA X) (A^H for adjoint)."""
     a, b = op.inputs
@@ -214,30 +216,66 @@ def _solve_jvp(op, ta, tb):
     return solve(a, rhs, adjoint=adjoint)  # broadcasting with A gives X's full shape
 
 
+def _solve_shape(shapes, attrs, declared):
+    attr_bool(attrs, "adjoint")
+    a, b = shapes
+    if len(a) < 2 or len(b) < 2:
+        raise ValueError("needs rank >= 2")
+    batch = np.broadcast_shapes(a[:-2], b[:-2])
+    if a[-1] != a[-2] or b[-2] != a[-1]:
+        raise ValueError("needs square matrices and a right side with as many rows")
+    return (batch + b[-2:],), math.prod(batch) * (a[-1] ** 3 + a[-1] ** 2 * b[-1])
+
+
+declare("MatrixSolve", _solve_grad, _solve_jvp, arity=2,
+        replay=lambda xs, attrs, out_shapes: solve(xs[0], xs[1], adjoint=attrs["adjoint"]),
+        attrs_of=lambda op: {"adjoint": op.attrs["adjoint"]}, shape=_solve_shape,
+        line="solve({0}, {1}, {adjoint})", word="solve", helpers={"solve": _solve},
+        line_attrs=lambda attrs, out_shapes, in_dtypes: {"adjoint": bool(attrs["adjoint"])},
+        singular=True, attr_kinds={"adjoint": "flag"})
+
+
 def inv(input, adjoint=False, name=None):
     """A^-1 (its conjugate transpose when adjoint) of each square matrix."""
     a = float_input("linalg.inv", input)
     _check_square("linalg.inv", a)
     try:
-        value = np.linalg.inv(a._value)
+        value = _inv(a._value)
     except np.linalg.LinAlgError as e:
         raise np.linalg.LinAlgError(f"linalg.inv: matrix of shape {a.shape}: {e}") from None
-    out = emit("MatrixInverse", value.astype(a.dtype, copy=False), (a,), None, name)
+    out = emit("MatrixInverse", value, (a,), None, name)
     return matrix_transpose(conj(out)) if adjoint else out
 
 
-@RegisterGradient("MatrixInverse", batch_safe=True)
+def _inv(a):
+    """The NumPy inverse the op runs (compiled programs call it)."""
+    return np.linalg.inv(a).astype(a.dtype, copy=False)
+
+
 def _inv_grad(op, grad):
     """d(A^-1) = -A^-1 dA A^-1, so dA = -A^-H grad A^-H (A^-T for real A)."""
     ainv = conj(op.outputs[0])
     return -matmul(matmul(ainv, grad, transpose_a=True), ainv, transpose_b=True)
 
 
-@RegisterJVP("MatrixInverse", batch_safe=True)
 def _inv_jvp(op, t):
     """d(A^-1) = -A^-1 dA A^-1."""
     ainv = op.outputs[0]
     return -matmul(matmul(ainv, t), ainv)
+
+
+def _inv_shape(shapes, attrs, declared):
+    a = shapes[0]
+    if len(a) < 2:
+        raise ValueError("needs rank >= 2")
+    if a[-1] != a[-2]:
+        raise ValueError("needs square matrices")
+    return (tuple(a),), math.prod(a[:-2]) * a[-1] ** 3
+
+
+declare("MatrixInverse", _inv_grad, _inv_jvp,
+        replay=lambda xs, attrs, out_shapes: inv(xs[0]), shape=_inv_shape,
+        line="inv({0})", word="inv", helpers={"inv": _inv}, singular=True)
 
 
 # --- einsum ------------------------------------------------------------------
@@ -274,7 +312,6 @@ def einsum(equation, *inputs, name=None, **kwargs):
                 {"equation": explicit, "inputs": ins, "output": out}, name)
 
 
-@RegisterGradient("Einsum", batch_safe=True)
 def _einsum_grad(op, grad):
     """The gradient for input i is itself an einsum: of the upstream gradient
     with every other input, producing input i's subscripts. Two fix-ups:
@@ -317,7 +354,6 @@ def _einsum_grad(op, grad):
     return grads
 
 
-@RegisterJVP("Einsum", batch_safe=True)
 def _einsum_jvp(op, *tangents):
     """Einsum is linear in each operand, so its tangent is a sum of einsums:
     for each operand with a tangent, the same equation with that operand
@@ -336,3 +372,33 @@ def _einsum_jvp(op, *tangents):
         term = _moved_product(einsum(equation, *xs), equation, xs, i)  # zero tangents drop
         total = term if total is None else total + term
     return total
+
+
+def _einsum_shape(shapes, attrs, declared):
+    """(output shape, element operations): NumPy's einsum without `optimize`
+    loops over every combination of the distinct indices."""
+    equation = attrs["equation"]
+    lhs, arrow, out = equation.partition("->")
+    if not arrow:
+        raise ValueError(f"equation {equation!r} is not explicit")
+    subs = lhs.split(",")
+    if len(subs) != len(shapes):
+        raise ValueError(f"equation {equation!r} names {len(subs)} operands")
+    sizes = {}
+    for sub, shape in zip(subs, shapes):
+        if len(sub) != len(shape) or not all(c.isascii() and c.isalpha() for c in sub):
+            raise ValueError(f"subscripts {sub!r} do not fit shape {shape}")
+        for c, n in zip(sub, shape):
+            if sizes.setdefault(c, n) != n:
+                raise ValueError(f"index {c!r} has sizes {sizes[c]} and {n}")
+    if len(set(out)) != len(out) or any(c not in sizes for c in out):
+        raise ValueError(f"output subscripts {out!r} are not distinct input indices")
+    return (tuple(sizes[c] for c in out),), len(shapes) * math.prod(sizes.values())
+
+
+declare("Einsum", _einsum_grad, _einsum_jvp, arity=None,
+        replay=lambda xs, attrs, out_shapes: einsum(attrs["equation"], *xs),
+        attrs_of=lambda op: {"equation": op.attrs["equation"]}, shape=_einsum_shape,
+        line="np.einsum({equation}, {inputs})",
+        line_attrs=lambda attrs, out_shapes, in_dtypes: {"equation": attrs["equation"]},
+        smooth=True, attr_kinds={"equation": "text"})

@@ -7,8 +7,8 @@ recorded anyway, so traced functions replay them.
 """
 import numpy as np
 
-from ..registry import NotDifferentiable
-from .core import elementwise_shape, emit, replay, tensor_input
+from .core import elementwise_shape, emit, tensor_input
+from .declaration import declare
 from .partials import binary, check_kind
 from ..tensor import Tensor, Variable
 
@@ -36,8 +36,8 @@ def _test(name, op_type, forward, doc, kinds="f"):
         return emit(op_type, np.asarray(forward(x._value)), (x,), None, name)
     op.__name__ = op.__qualname__ = name
     op.__doc__ = doc
-    NotDifferentiable(op_type)
-    replay(op_type, lambda xs, attrs, out_shapes: op(xs[0]), shape=elementwise_shape)
+    declare(op_type, differentiable=False, replay=lambda xs, attrs, out_shapes: op(xs[0]),
+            shape=elementwise_shape)
     return op
 
 

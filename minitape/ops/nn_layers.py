@@ -12,11 +12,10 @@ other's gradient, so derivatives of any order stay in these two ops.
 """
 import numpy as np
 
-from ..registry import RegisterGradient, RegisterJVP, batch_ndim
+from ..registry import batch_ndim
 from .broadcasting import full_tangent, reduce_sum, reshape
 from .clip import clip_by_norm
-from .core import (attr_int, constant_like, emit, index_dtypes, one_axis, replay, tangent_batch,
-                   tensor_input)
+from .core import attr_int, constant_like, emit, index_dtypes, one_axis, tangent_batch, tensor_input
 from .declaration import declare
 from .shapes import concat
 
@@ -66,7 +65,6 @@ def _bias_lined_up(op, t):
     return reshape(t, t.shape[:nb] + (1,) * axis + (t.shape[-1],) + (1,) * (out.ndim - 1 - axis))
 
 
-@RegisterGradient("BiasAdd", batch_safe=True)
 def _bias_add_grad(op, grad):
     # d/dvalue = 1; d/dbias sums the upstream gradient over every axis but the
     # channel axis (kept: leading batch dims of a vectorised jacobian)
@@ -76,7 +74,6 @@ def _bias_add_grad(op, grad):
     return grad, reduce_sum(grad, others) if op.needs[1] else None
 
 
-@RegisterJVP("BiasAdd", batch_safe=True)
 def _bias_add_jvp(op, t_value, t_bias):
     # the value's tangent plus the bias's, lined up along the channel axis
     batch = tangent_batch(op, (t_value, t_bias))
@@ -95,9 +92,11 @@ def _bias_add_shape(shapes, attrs, declared):
     return (value,), 0
 
 
-replay("BiasAdd", lambda xs, attrs, out_shapes: bias_add(
+declare("BiasAdd", _bias_add_grad, _bias_add_jvp,
+        replay=lambda xs, attrs, out_shapes: bias_add(
     xs[0], xs[1], data_format="NCHW" if attrs["axis"] == 1 and xs[0].ndim > 2 else None),
-    arity=2, attrs_of=lambda op: {"axis": int(op.attrs["axis"])}, shape=_bias_add_shape)
+        arity=2, attrs_of=lambda op: {"axis": int(op.attrs["axis"])}, shape=_bias_add_shape,
+        smooth=True)
 
 
 # --- gathering rows and adding them back -------------------------------------------
@@ -120,7 +119,6 @@ def _gather(params, ids, axis, name=None):
     return emit("GatherV2", value, (params, ids), {"axis": axis}, name)
 
 
-@RegisterGradient("GatherV2", batch_safe=True)
 def _gather_grad(op, grad):
     # d/dparams adds each upstream row back at its id (repeated ids add up);
     # the ids are integers: no gradient
@@ -130,7 +128,6 @@ def _gather_grad(op, grad):
     return _scatter_add(grad, ids, nb + axis, params.shape[axis]), None
 
 
-@RegisterJVP("GatherV2", batch_safe=True)
 def _gather_jvp(op, t_params, t_ids):
     if t_params is None:  # the ids are integers: only the table moves
         return None
@@ -144,9 +141,10 @@ def _gather_shape(shapes, attrs, declared):
     return (params[:axis] + ids + params[axis + 1:],), 0
 
 
-replay("GatherV2", lambda xs, attrs, out_shapes: _gather(xs[0], xs[1], attrs["axis"]),
-       arity=2, attrs_of=lambda op: {"axis": int(op.attrs["axis"])},
-       shape=_gather_shape, dtype=index_dtypes(1))
+declare("GatherV2", _gather_grad, _gather_jvp,
+        replay=lambda xs, attrs, out_shapes: _gather(xs[0], xs[1], attrs["axis"]), arity=2,
+        attrs_of=lambda op: {"axis": int(op.attrs["axis"])}, shape=_gather_shape,
+        dtype=index_dtypes(1), smooth=True)
 
 
 def _scatter_add(updates, ids, axis, rows, name=None):
@@ -199,7 +197,7 @@ declare("UnsortedSegmentSum", _scatter_add_grad, _scatter_add_jvp,
             xs[0], xs[1], attrs["axis"], attrs["num_segments"]), arity=2,
         attrs_of=lambda op: {"axis": int(op.attrs["axis"]),
                              "num_segments": int(op.attrs["num_segments"])},
-        shape=_scatter_add_shape, dtype=index_dtypes(1))
+        shape=_scatter_add_shape, dtype=index_dtypes(1), smooth=True)
 
 
 def unsorted_segment_sum(data, segment_ids, num_segments, name=None):

@@ -19,12 +19,12 @@ for very long axes, where the O(n) division would be needed.
 import numpy as np
 
 from .. import arguments
-from ..registry import RegisterGradient, RegisterJVP, batch_ndim
+from ..registry import batch_ndim
 from .broadcasting import reduce_sum, reshape
-from .core import (attr_bool, constant_like, emit, first_input_dtype, one_axis, replay,
-                   tangent_batch, tensor_input, unchanged_shape)
+from .core import (attr_bool, constant_like, emit, first_input_dtype, one_axis, tangent_batch,
+                   tensor_input, unchanged_shape)
 from .declaration import declare
-from .elementwise import where
+from .elementwise import select
 from .indexing import _scatter_nd, gather, same_shape_as_traced
 from .shapes import transpose
 
@@ -52,10 +52,11 @@ def _scan(op_type, op_name, numpy_fn, identity, x, axis, exclusive, reverse, nam
                 {"axis": a, "exclusive": exclusive, "reverse": reverse}, name)
 
 
-def _scan_replay(fn):
-    return (lambda xs, a, o: fn(xs[0], a["axis"], a["exclusive"], a["reverse"]), 1,
-            lambda op: {k: op.attrs[k] for k in ("axis", "exclusive", "reverse")},
-            _scan_shape)
+def _scan_traits(fn):
+    """How a scan is replayed and its shape checked (its declaration's traits)."""
+    return dict(replay=lambda xs, a, o: fn(xs[0], a["axis"], a["exclusive"], a["reverse"]),
+                attrs_of=lambda op: {k: op.attrs[k] for k in ("axis", "exclusive", "reverse")},
+                shape=_scan_shape)
 
 
 def _scan_shape(shapes, attrs, declared):
@@ -71,20 +72,18 @@ def cumsum(x, axis=0, exclusive=False, reverse=False, name=None):
     return _scan("Cumsum", "cumsum", np.cumsum, 0, x, axis, exclusive, reverse, name)
 
 
-@RegisterGradient("Cumsum", batch_safe=True)
 def _cumsum_grad(op, grad):
     """A cumsum of the gradient in the other direction."""
     a = op.attrs
     return cumsum(grad, batch_ndim(op, grad) + a["axis"], a["exclusive"], not a["reverse"])
 
 
-@RegisterJVP("Cumsum", batch_safe=True)
 def _cumsum_jvp(op, t):
     a = op.attrs
     return cumsum(t, len(tangent_batch(op, (t,))) + a["axis"], a["exclusive"], a["reverse"])
 
 
-replay("Cumsum", *_scan_replay(cumsum))
+declare("Cumsum", _cumsum_grad, _cumsum_jvp, **_scan_traits(cumsum), smooth=True)
 
 
 def cumprod(x, axis=0, exclusive=False, reverse=False, name=None):
@@ -110,15 +109,14 @@ def _cumprod_partials(op):
     n = xt.shape[-1]
     rows = reshape(xt, xt.shape[:-1] + (1, n))
     eye = constant_like(np.eye(n, dtype=bool))
-    copies = where(eye, np.ones((), x.dtype), rows)
+    copies = select(eye, np.ones((), x.dtype), rows)
     products = cumprod(copies, -1, a["exclusive"], a["reverse"])
     i, j = np.arange(n)[:, None], np.arange(n)[None, :]
     enters = {(False, False): i <= j, (True, False): i < j,
               (False, True): i >= j, (True, True): i > j}[a["exclusive"], a["reverse"]]
-    return where(constant_like(enters), products, np.zeros((), x.dtype))
+    return select(constant_like(enters), products, np.zeros((), x.dtype))
 
 
-@RegisterGradient("Cumprod", batch_safe=True)
 def _cumprod_grad(op, grad):
     """dx_i = sum_j P[i, j] grad_j (exact where x has zeros; see the top)."""
     nb, x, a = batch_ndim(op, grad), op.inputs[0], op.attrs["axis"]
@@ -129,7 +127,6 @@ def _cumprod_grad(op, grad):
     return transpose(out, np.argsort(perm))
 
 
-@RegisterJVP("Cumprod", batch_safe=True)
 def _cumprod_jvp(op, t):
     """dy_j = sum_i P[i, j] t_i."""
     nb, x, a = len(tangent_batch(op, (t,))), op.inputs[0], op.attrs["axis"]
@@ -139,7 +136,7 @@ def _cumprod_jvp(op, t):
     return transpose(out, np.argsort(perm))
 
 
-replay("Cumprod", *_scan_replay(cumprod))
+declare("Cumprod", _cumprod_grad, _cumprod_jvp, **_scan_traits(cumprod))
 
 
 def segment_sum(data, segment_ids, name=None):
@@ -166,12 +163,10 @@ def segment_sum(data, segment_ids, name=None):
     return emit("SegmentSum", out, (x, ids), None, name)
 
 
-@RegisterGradient("SegmentSum", batch_safe=True)
 def _segment_sum_grad(op, grad):
     return gather(grad, op.inputs[1], axis=batch_ndim(op, grad)), None
 
 
-@RegisterJVP("SegmentSum", batch_safe=True)
 def _segment_sum_jvp(op, t, t_ids):
     if t is None:
         return None
@@ -207,8 +202,9 @@ def _segment_replay(op_name, op):
     return run
 
 
-replay("SegmentSum", _segment_replay("segment_sum", segment_sum), 2, shape=_segment_sum_shape,
-       dtype=first_input_dtype)
+declare("SegmentSum", _segment_sum_grad, _segment_sum_jvp,
+        replay=_segment_replay("segment_sum", segment_sum), arity=2, shape=_segment_sum_shape,
+        dtype=first_input_dtype, smooth=True)
 
 
 # --- segment_max, segment_min, segment_mean ----------------------------------------------
@@ -285,7 +281,7 @@ def _segment_op(op_type, op_name, reduce, kinds, doc):
     op.__doc__ = doc
 
     declare(op_type, _segment_gradient, _segment_jvp, replay=_segment_replay(op_name, op), arity=2,
-            shape=_segment_sum_shape, dtype=first_input_dtype)
+            shape=_segment_sum_shape, dtype=first_input_dtype, smooth=True)
     return op
 
 

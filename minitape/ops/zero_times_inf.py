@@ -64,15 +64,15 @@ def recording_trace():
     function is traced), or None."""
     tapes = state.tapes
     first = tapes[0] if tapes else None
-    return first if getattr(first, "_keeps_masks", False) else None
+    return first if first is not None and first.is_trace else None
 
 
 def masks_apply():
-    """False while a recorder marked `_unmasked` records: forward mode from a
+    """False while an `unmasked` recorder records: forward mode from a
     gradient rule (`tangents.jvp_from_gradient`) runs the rule on an upstream
     gradient of zeros that stands for any direction, not for one that does
     not move, so no mask may fire there."""
-    return APPLY and not any(getattr(r, "_unmasked", False) for r in state.tapes)
+    return APPLY and not any(r.unmasked for r in state.tapes)
 
 
 # --- elementwise products: the op ZeroWhereUnmoved -------------------------------------

@@ -2,10 +2,10 @@
 JSON fields read back with checkers that raise `LoadError("where: what")`.
 
 Each op type's attributes go to and from JSON through a codec: an explicit
-one in `ATTR_CODECS` for the original op types, the generic tagged one
-(`encode_value`, `decode_value`) for the op types declared with their rules
-(`ops/declaration.py`), whose declaration may name attributes of a kind with a
-codec of its own (a dtype); FORMAT.md beside this file describes every field.
+one made of the attribute kinds an op's declaration names (`ops/declaration.py`:
+an axis, a dtype, an index, ...), else the generic tagged one (`encode_value`,
+`decode_value`); random draws, which are not declared ops, have theirs in
+`ATTR_CODECS`. FORMAT.md beside this file describes every field.
 """
 import re
 
@@ -275,31 +275,13 @@ def _no_attrs(j, where):
 NO_ATTRS = (lambda attrs: {}, _no_attrs)
 _AXIS = (int, lambda x, w: check_int(x, w, -MAX_RANK, MAX_RANK))
 _FLAG = (bool, check_bool)
-_REDUCTION = _attrs_codec({  # axis null: all axes (in graphs for inputs of any rank)
-    "axis": (lambda a: None if a is None else list(a),
-             lambda x, w: None if x is None else _axes(x, w)),
-    "keepdims": _FLAG})
-ATTR_CODECS = {
-    "Transpose": _attrs_codec({"perm": (list, _axes)}),
-    "PadV2": _attrs_codec({
-        "paddings": (lambda p: [list(x) for x in p],
-                     lambda x, w: tuple((check_int(a[0], w, 0, MAX_TENSOR_BYTES),
-                                         check_int(a[1], w, 0, MAX_TENSOR_BYTES))
-                                        if type(a) is list and len(a) == 2
-                                        else fail(w, "expected [before, after] pairs")
-                                        for a in check_list(x, w, MAX_RANK))),
-        "constant_values": (_same, _scalar)}),
-    "ConcatV2": _attrs_codec({"axis": _AXIS}),
-    "Pack": _attrs_codec({"axis": _AXIS}),
-    "StridedSlice": _attrs_codec({"index": (_encode_index, _decode_index)}),
-    "StridedSliceGrad": _attrs_codec({"index": (_encode_index, _decode_index),
-                                      "batch_ndim": (int, lambda x, w: check_int(x, w, 0, MAX_RANK))}),
-    "Sum": _REDUCTION, "Mean": _REDUCTION, "Max": _REDUCTION, "Min": _REDUCTION,
-    "Prod": _REDUCTION,
-    "MatrixSolve": _attrs_codec({"adjoint": _FLAG}),
-    "Einsum": _attrs_codec({"equation": (str, lambda x, w: check_str(x, w, 1000))}),
-    "Softmax": _attrs_codec({"axis": _AXIS}),
-}
+_PADDINGS = (lambda p: [list(x) for x in p],
+             lambda x, w: tuple((check_int(a[0], w, 0, MAX_TENSOR_BYTES),
+                                 check_int(a[1], w, 0, MAX_TENSOR_BYTES))
+                                if type(a) is list and len(a) == 2
+                                else fail(w, "expected [before, after] pairs")
+                                for a in check_list(x, w, MAX_RANK)))
+ATTR_CODECS = {}  # op type -> codec, for op types that are not declared (random draws)
 _SEED = (int, lambda x, w: check_int(x, w, 0, MAX_INT))
 for _op in ("RandomStandardNormal", "RandomUniform"):
     ATTR_CODECS[_op] = _attrs_codec({"dtype": (lambda d: dtype_name(d, "a random draw"),
@@ -412,9 +394,9 @@ GENERIC = (_generic_encode, _generic_decode)
 
 
 def attr_codec(op):
-    """The codec of an op type's attributes: explicit for the original op types,
-    none for a declared op type without attributes, from the attribute kinds its
-    declaration names (`Declaration.attr_kinds`), else the generic one."""
+    """The codec of an op type's attributes: none for a declared op type
+    without attributes, from the attribute kinds its declaration names
+    (`Declaration.attr_kinds`), explicit for random draws, else the generic one."""
     codec = ATTR_CODECS.get(op)
     if codec is None:
         declared = DECLARED.get(op)
@@ -427,8 +409,22 @@ def attr_codec(op):
     return codec
 
 
-# Attributes that a declaration says are of a kind the format writes its own way.
-_KINDS = {"dtype": lambda op: (lambda d: dtype_name(d, op), check_dtype)}
+# Attributes that a declaration says are of a kind the format writes its own way
+# (`Declaration.attr_kinds`): each kind's (encode, decode) for the op type.
+_KINDS = {
+    "dtype": lambda op: (lambda d: dtype_name(d, op), check_dtype),
+    "axis": lambda op: _AXIS,                     # one axis
+    "axes": lambda op: (list, _axes),             # a permutation, a list of axes
+    "axes_or_all": lambda op: (                   # null: all axes (inputs of any rank)
+        lambda a: None if a is None else list(a),
+        lambda x, w: None if x is None else _axes(x, w)),
+    "flag": lambda op: _FLAG,
+    "rank": lambda op: (int, lambda x, w: check_int(x, w, 0, MAX_RANK)),
+    "number": lambda op: (_same, _scalar),
+    "paddings": lambda op: _PADDINGS,             # [before, after] per axis
+    "index": lambda op: (_encode_index, _decode_index),
+    "text": lambda op: (str, lambda x, w: check_str(x, w, 1000)),
+}
 
 
 def spec_text(s):
