@@ -30,11 +30,12 @@ from .context import state
 from .jacobians import GradientTape, jacobian_direction  # noqa: F401  (mt.autodiff.*)
 from .registry import RegisterJVP  # noqa: F401  (`mt.autodiff.RegisterJVP`)
 from .tangents import push_tangents
+from .recorder import Recorder
 from .tape import UnconnectedGradients, check_unconnected
 from .tensor import Tensor, TensorLike, convert_to_tensor, is_floating
 
 
-class ForwardAccumulator:
+class ForwardAccumulator(Recorder):
     """Forward-mode autodiff, as TensorFlow's `tf.autodiff.ForwardAccumulator`:
 
         with mt.autodiff.ForwardAccumulator(primals=x, tangents=v) as acc:
@@ -56,7 +57,7 @@ class ForwardAccumulator:
     as in TensorFlow.
     """
 
-    _watch_accessed_variables = False  # `context.variable_accessed` asks every recorder
+    pushes_tangents = True  # (recording.Recorder)
 
     def __init__(self, primals, tangents):
         flat_primals = nest.flatten(primals)

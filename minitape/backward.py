@@ -22,8 +22,10 @@ A GradientTape (`tape.py`) runs one walk per `gradient` call; the stepper
 """
 import operator
 
-from . import ops, registry
-from .rules import call_user_rule, note_rule_error
+import numpy as np
+
+from . import registry
+from .tensor import Tensor
 
 
 class BackwardPass:
@@ -161,9 +163,9 @@ def run_rule(op, out_grads):
         if batch_safe:  # built-in rules: trusted, any leading batch dims
             result = rule(op, out_grads[0]) if one else rule(op, *out_grads)
             return result if type(result) is tuple or type(result) is list else (result,)
-        return call_user_rule(op, rule, out_grads, op.outputs, op.inputs, "gradient")
+        return registry.call_user_rule(op, rule, out_grads, op.outputs, op.inputs, "gradient")
     except Exception as e:
-        note_rule_error(e, op, "gradient")
+        registry.note_rule_error(e, op, "gradient")
         raise
 
 
@@ -172,5 +174,5 @@ def _fill_missing(op, out_grads):
     present = next(i for i, g in enumerate(out_grads) if g is not None)
     g, y = out_grads[present], op.outputs[present]
     batch_shape = g.shape[:g.ndim - y.ndim]
-    return [g if g is not None else ops.zeros(batch_shape + y.shape, y.dtype)
+    return [g if g is not None else Tensor(np.zeros(batch_shape + y.shape, y.dtype))
             for g, y in zip(out_grads, op.outputs)]

@@ -50,17 +50,16 @@ input's numbers into zeros instead (`program_seeds.py`).
 """
 import functools
 import keyword
-import math
-import operator
 import re
 
 import numpy as np
 
-from . import arguments, ops, random
+from . import arguments, random
 from .context import state
 from .graph import OPS, Ref, pack_outputs, show_constant
-from .ops.elementwise import power, unmoved_zeroed
-from .ops.unmoved_products import all_finite, unmoved_kernel
+from .ops.declaration import DECLARED
+from .ops.linalg import matmul_columns, matmul_rows
+from .ops.zero_times_inf import all_finite, unmoved_zeroed
 from .program_masks import (MasksNeeded, check_finite, is_true, mask_is_idle, masks_in_place,
                             moved, same_value)
 from .program_seeds import identity_stack, seed_of, seed_product
@@ -70,88 +69,8 @@ __all__ = ["compile_graph", "Program", "LINES"]
 
 
 # --- the NumPy helpers the generated code calls -------------------------------------
-# Each computes exactly what the op's forward computes in `minitape/ops`.
-
-def sigmoid(v):
-    if v.dtype.kind == "c":  # as ops.nn.sigmoid: the stable form below is for real v
-        return 1 / (1 + np.exp(-v))
-    e = np.exp(-np.abs(v))
-    value = np.where(v >= 0, 1 / (1 + e), e / (1 + e)).astype(v.dtype, copy=False)
-    return value[()] if value.ndim == 0 else value
-
-
-def elu(v):
-    return np.where(v < 0, np.exp(np.minimum(v, 0)) - 1, v).astype(v.dtype, copy=False)
-
-
-def softplus(v):
-    return np.logaddexp(v, 0).astype(v.dtype, copy=False)
-
-
-def reduce_max(v, axis, keepdims):
-    """np.max, and for nothing to reduce TensorFlow's identity (-inf, or the
-    smallest integer), as `mt.reduce_max` computes it."""
-    if v.size:
-        return np.max(v, axis, keepdims=keepdims)
-    lowest = False if v.dtype.kind == "b" else \
-        -np.inf if v.dtype.kind in "fc" else np.iinfo(v.dtype).min
-    return np.max(v, axis, keepdims=keepdims, initial=lowest)
-
-
-def reduce_min(v, axis, keepdims):
-    if v.size:
-        return np.min(v, axis, keepdims=keepdims)
-    highest = True if v.dtype.kind == "b" else \
-        np.inf if v.dtype.kind in "fc" else np.iinfo(v.dtype).max
-    return np.min(v, axis, keepdims=keepdims, initial=highest)
-
-
-def softmax(v, axis):
-    if v.size == 0:  # nothing to normalise (np.max refuses an empty axis)
-        return v.copy()
-    e = np.exp(v - np.max(v, axis=axis, keepdims=True))
-    return e / np.sum(e, axis=axis, keepdims=True)
-
-
-def matmul_rows(a, b):
-    """(..., m, k) @ (k, n) as ONE matrix product: the stack's rows one below
-    the other (what matmul's forward does for a large b, see ops/linalg.py)."""
-    return (a.reshape(-1, a.shape[-1]) @ b).reshape(a.shape[:-1] + b.shape[-1:])
-
-
-def matmul_columns(a, b):
-    """(m, k) @ (..., k, n) as ONE matrix product: the stack's columns side by side."""
-    nb = b.ndim
-    k, n = b.shape[-2:]
-    side_by_side = b.transpose((nb - 2,) + tuple(range(nb - 2)) + (nb - 1,)).reshape(k, -1)
-    out = (a @ side_by_side).reshape(a.shape[:1] + b.shape[:-2] + (n,))
-    return out.transpose(tuple(range(1, nb - 1)) + (0, nb - 1))
-
-
-def solve(a, b, adjoint):
-    value = np.linalg.solve(np.swapaxes(a, -1, -2) if adjoint else a, b)
-    return value.astype(a.dtype, copy=False)
-
-
-def inv(a):
-    return np.linalg.inv(a).astype(a.dtype, copy=False)
-
-
-def scatter(g, index, shape, nb):
-    """Zeros of the batch dims + `shape`, with `g` added at `index` (the
-    gradient of indexing; repeated indices add up)."""
-    batch = g.shape[:nb]
-    out = np.zeros(batch + shape, dtype=g.dtype)
-    arrays = [i for i, item in enumerate(index) if isinstance(item, np.ndarray)]
-    if not arrays:
-        out[(slice(None),) * nb + index] = g
-    elif nb and len(arrays) > 1 and arrays[-1] - arrays[0] != len(arrays) - 1:
-        for b in np.ndindex(*batch):  # separated index arrays: one batch row at a time
-            np.add.at(out[b], index, g[b])
-    else:
-        np.add.at(out, (slice(None),) * nb + index, g)
-    return out
-
+# Each computes exactly what the op's forward computes in `minitape/ops`; an op's
+# declaration names the helpers its line calls (`Declaration.helpers`).
 
 def frozen(value, dtype):
     array = np.array(value, dtype=dtype)
@@ -185,9 +104,7 @@ def assign_sub(variable, value):
 
 
 HELPERS = {"np": np, "matmul_rows": matmul_rows, "matmul_columns": matmul_columns,
-           "sigmoid": sigmoid, "elu": elu, "softplus": softplus,
-           "reduce_max": reduce_max, "reduce_min": reduce_min,
-           "softmax": softmax, "solve": solve, "inv": inv, "scatter": scatter,
+           **{name: fn for d in DECLARED.values() for name, fn in d.helpers.items()},
            "assign": assign, "assign_add": assign_add, "assign_sub": assign_sub,
            "moved": moved, "zero_where_unmoved": unmoved_zeroed, "all_finite": all_finite,
            "check_finite": check_finite, "seed_product": seed_product}
@@ -195,135 +112,60 @@ HELPERS = {"np": np, "matmul_rows": matmul_rows, "matmul_columns": matmul_column
 
 # --- one line per op type -----------------------------------------------------------
 # `{0}`, `{1}`, ... are the node's inputs, `{inputs}` all of them, and any other
-# `{name}` is an attribute, bound in the namespace (see `_attributes`).
+# `{name}` is an attribute, bound in the namespace (see `_attributes`). An op's
+# declaration gives its line (`Declaration.line`).
 
-LINES = {
-    "AddV2": "{0} + {1}", "Sub": "{0} - {1}", "Mul": "{0} * {1}", "RealDiv": "{0} / {1}",
-    "Pow": "np.where(({0} == -np.inf) & ({1} == 0.5), -{0}, {0} ** {1})", "Neg": "-{0}",
-    "Maximum": "np.maximum({0}, {1})", "Minimum": "np.minimum({0}, {1})",
-    "Square": "np.square({0})", "Sqrt": "np.sqrt({0})", "Exp": "np.exp({0})",
-    "Log": "np.log({0})", "Sin": "np.sin({0})", "Cos": "np.cos({0})",
-    "Tanh": "np.tanh({0})", "Abs": "np.abs({0})", "Sign": "np.sign({0})",
-    "Round": "np.round({0})", "Floor": "np.floor({0})",
-    "Equal": "{0} == {1}", "NotEqual": "{0} != {1}", "Less": "{0} < {1}",
-    "LessEqual": "{0} <= {1}", "Greater": "{0} > {1}", "GreaterEqual": "{0} >= {1}",
-    "SelectV2": "np.where({0}, {1}, {2})",
-    "Sigmoid": "sigmoid({0})", "Relu": "np.maximum({0}, 0)", "Elu": "elu({0})",
-    "Softplus": "softplus({0})", "Softmax": "softmax({0}, {axis})",
-    "MatrixInverse": "inv({0})", "MatrixSolve": "solve({0}, {1}, {adjoint})",
-    "Cast": "{0}.astype({dtype})",
-    "Reshape": "{0}.reshape({shape})", "BroadcastTo": "np.broadcast_to({0}, {shape})",
-    "Transpose": "{0}.transpose({perm})",
-    "PadV2": "np.pad({0}, {paddings}, constant_values={fill})",
-    "ConcatV2": "np.concatenate(({inputs},), {axis})",
-    "Pack": "np.stack(({inputs},), {axis})",
-    "StridedSlice": "{0}[{index}]",
-    "StridedSliceGrad": "scatter({0}, {index}, {shape}, {batch_ndim})",
-    "Sum": "{0}.sum({axis}, keepdims={keepdims})",
-    "Mean": "{0}.mean({axis}, keepdims={keepdims})",
-    "Max": "reduce_max({0}, {axis}, keepdims={keepdims})",
-    "Min": "reduce_min({0}, {axis}, keepdims={keepdims})",
-    "Prod": "{0}.prod({axis}, keepdims={keepdims})",
-    "Einsum": "np.einsum({equation}, {inputs})",
-    # a rule's zero-times-inf mask (ops.elementwise.moved; see `moved` above)
-    "ZeroWhereUnmoved": "zero_where_unmoved({inputs})",
-    # matmul's and einsum's masks (ops/unmoved_products.py), the attributes bound
-    "UnmovedEinsum": "{unmoved}({inputs})", "AllFinite": "all_finite({inputs})",
+LINES = {  # op types that are not declared ops: each declaration has its own line
     # random draws: the next numbers of the node's own stream (random.Stream), each call
     "RandomStandardNormal": "{stream}.normal({shape}, {dtype})",
     "RandomUniform": "{stream}.uniform({shape}, {dtype})",
     "RandomUniformInt": "{stream}.integers({shape}, {dtype}, {minval}, {maxval})",
 }
-# The NumPy function each line above computes, for the elementwise ops: where
-# an op's forward (`ops/elementwise.py`, its `numpy_fn`) runs another function,
-# the line calls that function instead, so a program computes what the op does.
-_LINE_FUNCTIONS = {
-    "AddV2": (ops.add, operator.add), "Sub": (ops.subtract, operator.sub),
-    "Mul": (ops.multiply, operator.mul), "RealDiv": (ops.divide, operator.truediv),
-    "Pow": (ops.pow, power), "Neg": (ops.negative, operator.neg),
-    "Square": (ops.square, np.square), "Sqrt": (ops.sqrt, np.sqrt),
-    "Exp": (ops.exp, np.exp), "Log": (ops.log, np.log), "Sin": (ops.sin, np.sin),
-    "Cos": (ops.cos, np.cos), "Tanh": (ops.tanh, np.tanh), "Abs": (ops.abs, np.abs),
-    "Sign": (ops.sign, np.sign), "Round": (ops.round, np.round),
-    "Floor": (ops.floor, np.floor)}
 
 
-def _forward_function(op_type):
-    """The op's own NumPy function when its line would compute something else."""
-    op, written = _LINE_FUNCTIONS.get(op_type, (None, None))
-    fn = getattr(op, "numpy_fn", written)
-    return None if fn is written else fn
+def _simplify(op_type):
+    """The exact rewrites the op's declaration allows (`Declaration.simplify`)."""
+    declared = DECLARED.get(op_type)
+    return declared.simplify if declared is not None else {}
 
 
-def _transposed(k, rank):
-    """The text of input `k` with its last two axes swapped: `.T` for a matrix."""
-    return f"{{{k}}}.T" if rank == 2 else f"{{{k}}}.swapaxes(-1, -2)"
+def _mask(op_type):
+    """"elementwise", "contraction" or "check" for the ops of the rules'
+    zero-times-inf masks (ops/zero_times_inf.py), else None."""
+    return _simplify(op_type).get("mask")
 
 
 _ASSIGN = {"assign": "assign({variable}, {0})", "assign_add": "assign_add({variable}, {0})",
            "assign_sub": "assign_sub({variable}, {0})"}
-# A stack of at least _FOLD_ROWS matrices, or of any number, times a matrix of
-# at least _FOLD_SIZE numbers is folded into one product (the stack's rows one
-# below the other: no copy); such a matrix times a stack too (its columns side
-# by side: a copy).
-_FOLD_ROWS, _FOLD_SIZE = 8, 4096
-
-
-def _template(node, in_shapes, transpose=None):
-    """The line of `node`, from minitape's fixed tables only. For a MatMul,
-    `transpose` gives the flags to write (the compiler may have transposed a
-    constant operand already)."""
-    if node.op == "MatMul":
-        ta, tb = transpose or (bool(node.attrs["transpose_a"]), bool(node.attrs["transpose_b"]))
-        known = None not in in_shapes
-        if known:
-            (a, b) = in_shapes
-            if len(a) > 2 and len(b) == 2 and not ta and a[-1] > 0 and (
-                    math.prod(a[:-2]) >= _FOLD_ROWS or math.prod(b) >= _FOLD_SIZE):
-                return "matmul_rows({0}, {1}.T)" if tb else "matmul_rows({0}, {1})"
-            if len(b) > 2 and len(a) == 2 and not tb and math.prod(a) >= _FOLD_SIZE \
-                    and b[-2] > 0:
-                return "matmul_columns({0}.T, {1})" if ta else "matmul_columns({0}, {1})"
-        ranks = [len(s) if s is not None else 0 for s in in_shapes]
-        left = _transposed(0, ranks[0]) if ta else "{0}"
-        right = _transposed(1, ranks[1]) if tb else "{1}"
-        return f"{left} @ {right}"  # (BLAS takes a transposed matrix as it is)
+def _template(node, in_shapes, known, attrs=None):
+    """The line of `node`, from minitape's fixed tables only: its declaration's
+    line (a function of the attributes, here `attrs` when the compiler changed
+    a transpose flag, the input shapes and the known constants), its NumPy
+    function's call, or None (the op is run through minitape)."""
     if node.op == "AssignVariableOp":
         mode = node.attrs["mode"]
         if mode not in _ASSIGN:
             raise ValueError(f"AssignVariableOp: unknown mode {mode!r}")
         return _ASSIGN[mode]
-    return LINES.get(node.op)
+    declared = DECLARED.get(node.op)
+    if declared is None or declared.line is None:
+        return LINES.get(node.op)
+    if callable(declared.line):
+        return declared.line(node.attrs if attrs is None else attrs, in_shapes, known)
+    return declared.line
 
 
 def _attributes(node, shapes, in_dtypes):
     """The values a node's line names (bound, never pasted into the source)."""
     a, op = node.attrs, node.op
-    if op in ("Reshape", "BroadcastTo"):
-        return {"shape": shapes[0]}
-    if op in ("Sum", "Mean", "Max", "Min", "Prod"):
-        return {"axis": None if a["axis"] is None else tuple(a["axis"]),
-                "keepdims": bool(a["keepdims"])}
-    if op == "Cast":
-        return {"dtype": np.dtype(a["DstT"])}
-    if op == "PadV2":
-        return {"paddings": a["paddings"],
-                "fill": np.asarray(a["constant_values"], dtype=in_dtypes[0])}
-    if op == "StridedSliceGrad":
-        nb = int(a["batch_ndim"])
-        return {"index": a["index"], "shape": tuple(shapes[0][nb:]), "batch_ndim": nb}
-    if op == "MatrixSolve":
-        return {"adjoint": bool(a["adjoint"])}
+    declared = DECLARED.get(op)
+    if declared is not None and declared.line_attrs is not None:
+        return declared.line_attrs(a, shapes, in_dtypes)
     if op in random.OP_TYPES:
         bounds = {k: a[k] for k in ("minval", "maxval") if k in a}
         return {"stream": node.draws(), "shape": tuple(shapes[0]), "dtype": np.dtype(a["dtype"]),
                 **bounds}
-    if op == "UnmovedEinsum":
-        return {"unmoved": functools.partial(unmoved_kernel, a["mode"], a["equation"],
-                                             a["factors"], tuple(a["masks"]))}
-    names = {"Softmax": ("axis",), "Transpose": ("perm",), "ConcatV2": ("axis",),
-             "Pack": ("axis",), "StridedSlice": ("index",), "Einsum": ("equation",)}
-    return {k: a[k] for k in names.get(op, ())}
+    return {}
 
 
 # --- names ----------------------------------------------------------------------------
@@ -349,14 +191,14 @@ def _variable_name(variable):
     return identifier(name, "variable")
 
 
-_OP_WORDS = {"AddV2": "add", "Sub": "sub", "Mul": "mul", "RealDiv": "div", "Neg": "neg",
-             "MatMul": "matmul", "BroadcastTo": "broadcast", "StridedSlice": "slice",
-             "StridedSliceGrad": "scatter", "ConcatV2": "concat", "Pack": "stack",
-             "PadV2": "pad", "SelectV2": "where", "MatrixInverse": "inv",
-             "MatrixSolve": "solve", "ZeroWhereUnmoved": "masked",
-             "UnmovedEinsum": "masked", "AllFinite": "finite",
-             "RandomStandardNormal": "normal", "RandomUniform": "uniform",
+_OP_WORDS = {"RandomStandardNormal": "normal", "RandomUniform": "uniform",
              "RandomUniformInt": "integers"}
+
+
+def _word(op_type):
+    """The name of an op's lines: its declaration's word, or the table's."""
+    declared = DECLARED.get(op_type)
+    return declared.word if declared is not None else _OP_WORDS.get(op_type, op_type.lower())
 
 
 class _Names:
@@ -494,7 +336,7 @@ def compile_graph(graph, input_names=None, shapes=None, name=None, masks=False):
     the concrete output shapes of each node (default: the traced ones; a
     shape-polymorphic graph passes them for the call's sizes).
 
-    matmul's and einsum's masks (`ops/unmoved_products.py`): unless `masks`,
+    matmul's and einsum's masks (`ops/zero_times_inf.py`): unless `masks`,
     the program assumes that their AllFinite checks pass, so each mask is the
     plain product (or zeros, or the value it guards) and the values only the
     masks would read are not computed; each check is a line
@@ -567,7 +409,7 @@ def compile_graph(graph, input_names=None, shapes=None, name=None, masks=False):
         if node.op == "AssignVariableOp" or any(o in live_values for o in outs):
             live_nodes[i] = True
             refs = node.inputs if node.op != "IdentityN" else node.attrs["forward"]
-            if node.op == "UnmovedEinsum" and not masks:  # the check, and what it guards
+            if _mask(node.op) == "contraction" and not masks:  # the check, and what it guards
                 refs = refs[:1] + (refs[1:2] if node.attrs["mode"] != "if_masked" else [])
             for r in refs:
                 if r.kind == "t":
@@ -575,7 +417,7 @@ def compile_graph(graph, input_names=None, shapes=None, name=None, masks=False):
 
     # The values the program's check_finite lines look at (see program_seeds.py).
     checked = [] if masks else [r for node, live in zip(graph.nodes, live_nodes)
-                                if live and node.op == "AllFinite" for r in node.inputs]
+                                if live and _mask(node.op) == "check" for r in node.inputs]
 
     def bind_variable(v):
         """The name of the Variable object itself (reads and assignments use it)."""
@@ -615,11 +457,9 @@ def compile_graph(graph, input_names=None, shapes=None, name=None, masks=False):
             for k, r in enumerate(node.attrs["forward"]):
                 _alias(node.first + k, r, expr, constants, read)
             continue
-        if node.op in ("Identity", "StopGradient") or (
-                node.op == "PadV2" and not node.attrs["paddings"]) or (
-                node.op in ("Reshape", "BroadcastTo")
-                and out_shapes[0] is not None
-                and _spec(node.inputs[0], specs)[0] == tuple(out_shapes[0])):
+        unchanged = _simplify(node.op).get("unchanged")
+        if unchanged is not None and unchanged(node.attrs, _spec(node.inputs[0], specs)[0],
+                                               out_shapes[0]):
             _alias(node.first, node.inputs[0], expr, constants, read)
             continue
         ins = node.inputs
@@ -627,19 +467,21 @@ def compile_graph(graph, input_names=None, shapes=None, name=None, masks=False):
             else None
         if folded is not None:  # computed once, here
             constants[node.first] = folded
-            if node.op == "AddV2" and all(r.kind == "t" and r.x in mask_zeros for r in ins):
+            if _simplify(node.op).get("sum") and all(r.kind == "t" and r.x in mask_zeros
+                                                     for r in ins):
                 mask_zeros.add(node.first)
             continue
-        if node.op == "AllFinite" and not masks:  # assumed to hold (its line checks it)
+        simplify, mask = _simplify(node.op), _mask(node.op)
+        if mask == "check" and not masks:  # assumed to hold (its line checks it)
             constants[node.first] = np.array(True)
-        if node.op == "UnmovedEinsum" and not masks and is_true(ins[0], constants):
+        if mask == "contraction" and not masks and is_true(ins[0], constants):
             if node.attrs["mode"] == "if_masked":
                 constants[node.first] = np.zeros(out_shapes[0], node.outputs[0].dtype)
                 mask_zeros.add(node.first)
             else:  # select's z, if_plain's operand
                 _alias(node.first, ins[1], expr, constants, read)
             continue
-        if node.op == "AddV2" and mask_zeros:  # y + a mask's zeros: y, as eagerly
+        if simplify.get("sum") and mask_zeros:  # y + a mask's zeros: y, as eagerly
             other = [r for r in ins if not (r.kind == "t" and r.x in mask_zeros)]
             if len(other) == 1 and out_shapes[0] is not None and \
                     _spec(other[0], specs)[0] == tuple(out_shapes[0]):
@@ -649,67 +491,67 @@ def compile_graph(graph, input_names=None, shapes=None, name=None, masks=False):
         in_shapes = [_spec(r, specs)[0] for r in ins]
         known = [constants.get(r.x) if r.kind == "t" else r.x if r.kind == "c" else None
                  for r in ins]
-        if node.op == "Pow" and _zeros(known[1]) and out_shapes[0] is not None:
+        if simplify.get("zero_power") and _zeros(known[1]) and out_shapes[0] is not None:
             # x ** 0 is 1 for every x (NaN and inf too): a constant
             constants[node.first] = np.ones(out_shapes[0], in_dtypes[0])
             continue
-        if node.op == "SelectV2" and out_shapes[0] is not None and all(
+        if simplify.get("select") and out_shapes[0] is not None and all(
                 _zeros(k) and np.asarray(k).dtype.kind == "f" and not np.signbit(k).any()
                 for k in known[1:]):
             # where(c, 0, 0) is 0 whatever c is (a zero rule's gradient, masked)
             constants[node.first] = np.zeros(out_shapes[0], node.outputs[0].dtype)
             continue
         same = _unchanged_operand(node, known, in_shapes, out_shapes[0] if out_shapes else None)
-        if node.op == "ZeroWhereUnmoved" and len(ins) == 3 and same_value(ins[1], ins[2], expr):
+        if mask == "elementwise" and len(ins) == 3 and same_value(ins[1], ins[2], expr):
             same = 0  # the term is t itself (its partial derivative was 1): never NaN at t = 0
         if same is not None:  # x * 1, x ** 1: the line would copy x
             _alias(node.first, ins[same], expr, constants, read)
             continue
         attrs = _attributes(node, out_shapes, in_dtypes)
-        transpose, flipped = None, {}
-        if node.op == "MatMul":  # a constant that the line would transpose: transposed here
-            transpose = [bool(node.attrs["transpose_a"]), bool(node.attrs["transpose_b"])]
-            for k in (0, 1):
-                if transpose[k] and known[k] is not None and np.ndim(known[k]) >= 2:
+        flags, flipped = None, {}
+        transposes = simplify.get("transposes", {})
+        if transposes:  # a constant that the line would transpose: transposed here
+            flags = {name: bool(node.attrs[name]) for name in transposes.values()}
+            for k, name in transposes.items():
+                if flags[name] and known[k] is not None and np.ndim(known[k]) >= 2:
                     flipped[k] = np.ascontiguousarray(np.swapaxes(known[k], -1, -2))
-                    transpose[k], in_shapes[k] = False, flipped[k].shape
-        if node.op in _ARITHMETIC and out_shapes[0] is not None and None not in in_shapes:
+                    flags[name], in_shapes[k] = False, flipped[k].shape
+        if simplify.get("one_number") and out_shapes[0] is not None and None not in in_shapes:
             for k in (0, 1):  # a constant of one repeated number, as that number
                 if _one_number(known[k]) and tuple(in_shapes[1 - k]) == tuple(out_shapes[0]):
                     flipped[k] = np.asarray(known[k]).reshape(-1)[0].reshape(())
         args = [constant(flipped[k]) if k in flipped else read(r) for k, r in enumerate(ins)]
-        template = _template(node, in_shapes, transpose)
-        if node.op == "Pow" and known[1] is not None and not np.any(np.asarray(known[1]) == 0.5):
-            template = "{0} ** {1}"  # NumPy's ** is C's pow but for an exponent of 0.5 (sqrt)
-        if node.op in ("Sum", "Prod") and np.dtype(in_dtypes[0]).kind in "iu":
+        template = _template(node, in_shapes, known, flags)
+        if simplify.get("integer_dtype") and np.dtype(in_dtypes[0]).kind in "iu":
             # NumPy adds small integers in int64; the op keeps the input's dtype (and
             # wraps around on overflow, as TensorFlow's int32 sum does)
             template = template[:-1] + ", dtype={dtype})"
             attrs["dtype"] = np.dtype(in_dtypes[0])
-        if node.op == "Pow" or not out_shapes or out_shapes[0] != ():
+        if simplify.get("arrays") or not out_shapes or out_shapes[0] != ():
             powered.update(args)  # (a constant of an array line stays an array)
-        forward = _forward_function(node.op)
-        if forward is not None:  # named as the op's function is (bound, never pasted)
+        declared = DECLARED.get(node.op)
+        if template is None and declared is not None and declared.forward is not None:
+            forward = declared.forward  # named as the op's function is (bound, never pasted)
             word = identifier(getattr(forward, "__name__", "forward"), "forward")
             template = f"{{{word}}}(" + ", ".join(f"{{{k}}}" for k in range(len(ins))) + ")"
             attrs = {word: forward}
-        if node.op == "ZeroWhereUnmoved" and ins[0].kind == ins[1].kind == "t" \
+        if mask == "elementwise" and ins[0].kind == ins[1].kind == "t" \
                 and ins[0].x == ins[1].x:  # moved(t, term[, factor]), as the rules write it
             template = "moved({2}, {1}" + (", {3})" if len(ins) == 4 else ")")
-        if node.op == "SelectV2" and _is_mask_product(known, in_shapes, out_shapes[0]):
+        if simplify.get("select") and _is_mask_product(known, in_shapes, out_shapes[0]):
             template = "{1} * {0}"  # where(mask, c, 0) for a constant c >= 0: c * mask
             n = identity_stack(known[1])
             if n and tuple(in_shapes[0]) == np.shape(known[1])[1:]:
                 seeds[node.first] = (n, ins[0])  # a Jacobian's seed, masked
-        if node.op == "MatMul" and checked:
+        if simplify.get("seed") and checked:
             seed = seed_of(node, ins, known, in_shapes, seeds, checked, expr)
             if seed is not None:  # a Jacobian's seed times a checked `a`: no matmul
-                n, mask = seed
+                n, seed_mask = seed
                 attrs = {"n": n}
-                template = ("seed_product({0}.T, {n}" if transpose[0] else
+                template = ("seed_product({0}.T, {n}" if flags[transposes[0]] else
                             "seed_product({0}, {n}") + \
-                    ("" if mask is None else ", " + read(mask)) + ")"
-        if node.op == "AllFinite" and not masks:
+                    ("" if seed_mask is None else ", " + read(seed_mask)) + ")"
+        if mask == "check" and not masks:
             template = "check_finite({inputs})"  # True, or MasksNeeded (see Program)
         if template is None:  # an op type without a line: run it through its op
             fn = _through_the_op(node, out_shapes)
@@ -720,7 +562,7 @@ def compile_graph(graph, input_names=None, shapes=None, name=None, masks=False):
             fields["variable"] = bind_variable(node.attrs["variable"])
         fields["inputs"] = ", ".join(args)
         text = template.format(*args, **fields)
-        word = _OP_WORDS.get(node.op, node.op.lower())
+        word = _word(node.op)
         prefix = _PREFIX.get(node.role, "")
         comment = _WORD.sub("_", node.op) + (f" ({node.role})" if prefix else "")
         label = re.sub("_+", "_", _WORD.sub("_", str(node.name))).strip("_")[:40]
@@ -826,7 +668,6 @@ class _Step:
         self.comment, self.line, self.shape, self.dtype = comment, line, shape, dtype
 
 
-_ELEMENTWISE = ("AddV2", "Sub", "Mul", "RealDiv")
 _WHERE = "np.where({0}, {1}, {2})"
 
 
@@ -843,7 +684,8 @@ def _mask_once(lines, steps, returned, spec):
             continue
         mask, middle_name, other = outer.args
         middle = steps.get(middle_name)
-        if middle is None or middle.op not in _ELEMENTWISE or uses.get(middle_name) != 1:
+        if middle is None or not _simplify(middle.op).get("one_number") \
+                or uses.get(middle_name) != 1:
             continue
         for k, inner_name in enumerate(middle.args):
             inner = steps.get(inner_name)
@@ -941,9 +783,6 @@ def _zeros(value):
         not np.any(np.asarray(value))
 
 
-_ARITHMETIC = ("AddV2", "Sub", "Mul", "RealDiv")
-
-
 def _one_number(value):
     """Whether `value` is an array of more than one entry, all with the same bits
     (the zeros of an unconnected gradient, a mean's 1 / n): broadcast against an
@@ -960,15 +799,13 @@ def _unchanged_operand(node, known, in_shapes, out_shape):
     (same shape, same dtype, same bits), or None."""
     if out_shape is None or None in in_shapes:
         return None  # shapes known only at run time
-    if node.op == "Mul":
-        for k in (0, 1):
-            if _ones(known[1 - k]) and tuple(in_shapes[k]) == tuple(out_shape):
-                return k
-    if node.op == "Pow" and _ones(known[1]) and tuple(in_shapes[0]) == tuple(out_shape):
+    simplify = _simplify(node.op)
+    for k, other in simplify.get("unit", {}).items():  # x * 1, x ** 1
+        if _ones(known[k]) and tuple(in_shapes[other]) == tuple(out_shape):
+            return other
+    if simplify.get("mask") == "elementwise" and mask_is_idle(known, in_shapes, out_shape):
         return 0
-    if node.op == "ZeroWhereUnmoved" and mask_is_idle(known, in_shapes, out_shape):
-        return 0
-    if node.op == "SelectV2" and known[0] is not None and np.asarray(known[0]).size:
+    if simplify.get("select") and known[0] is not None and np.asarray(known[0]).size:
         # where(c, x, y) with a constant c all True (all False) is x (y): a
         # gradient rule's zero-upstream mask against a seed of ones
         condition = np.asarray(known[0])

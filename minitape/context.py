@@ -31,9 +31,7 @@ def variable_assigned(variable, value, mode):
     """Called by Variable.assign/assign_add/assign_sub just before the value
     changes: a function being traced (mt.function) records the assignment."""
     for tape in state.tapes:
-        hook = getattr(tape, "_variable_assigned", None)
-        if hook is not None:
-            hook(variable, value, mode)
+        tape._variable_assigned(variable, value, mode)  # (recording.Recorder)
 
 
 def value_read(tensor):

@@ -3,8 +3,10 @@
 A `Graph` is a list of `Node`s in execution order. Each node names an op type,
 its inputs (`Ref`s: a value of this graph, a Variable, or a constant array) and
 the attributes the op needs. `run_graph` runs the nodes again through the
-public ops (`OPS` maps "MatMul" to `mt.matmul`, ...), so tapes record a replay
-like any other computation and gradients of any order flow through it.
+public ops (`OPS`: how each op type replays, from its declaration,
+ops/declaration.py, or from the table below for the families not declared so
+yet), so tapes record a replay like any other computation and gradients of any
+order flow through it.
 `minitape.compiler` turns the same graph into straight-line NumPy code.
 
 A custom gradient traced into a graph is a node of type IdentityN whose
@@ -17,9 +19,9 @@ import weakref
 
 import numpy as np
 
-from . import ops, random, registry
+from . import ops, random, registry  # noqa: F401 (ops: the families declare every op)
 from .context import state
-from .ops import shapes
+from .ops.declaration import DECLARED
 from .recording import record
 from .specs import TensorSpec
 from .tensor import Tensor, Variable
@@ -221,7 +223,8 @@ def _checked_run(i, node, value, shapes):
     try:
         outs = _run_node(node, [value(r) for r in node.inputs], value, shapes, check=True)
     except np.linalg.LinAlgError as e:
-        if node.op not in ("MatrixSolve", "MatrixInverse"):
+        declared = DECLARED.get(node.op)
+        if declared is None or not declared.singular:
             raise NodeError(i, node, e) from None
         outs = tuple(Tensor(np.zeros(s.shape, s.dtype)) for s in node.outputs)
     except Exception as e:
@@ -304,7 +307,9 @@ def _replay_custom_gradient(node, args, value):
 class OpDef:
     """How to replay one op type: `run(inputs, attrs, output_shapes)` calls the
     public op; `from_op(operation)` takes the attributes a replay needs from a
-    recorded Operation; `arity` is the number of inputs (None: one or more)."""
+    recorded Operation; `arity` is the number of inputs (None: one or more).
+    Each op's declaration says how (ops/declaration.py); random draws have no
+    inputs, and a stream of numbers each node keeps (`_run_node`)."""
 
     __slots__ = ("run", "arity", "from_op")
 
@@ -313,101 +318,11 @@ class OpDef:
         self.from_op = from_op or (lambda op: {})
 
 
-def _build_op_table():
-    def unary(fn):
-        return OpDef(lambda xs, a, o: fn(xs[0]), 1)
-
-    def binary(fn):
-        return OpDef(lambda xs, a, o: fn(xs[0], xs[1]), 2)
-
-    def attr(*names):
-        return lambda op: {n: op.attrs[n] for n in names}
-
-    def reduction(fn):
-        # axis None (all axes) only in graphs for inputs of unknown rank
-        return OpDef(lambda xs, a, o: fn(xs[0], axis=None if a["axis"] is None else
-                                         list(a["axis"]), keepdims=a["keepdims"]),
-                     1, lambda op: {"axis": tuple(op.attrs["axis"]),
-                                    "keepdims": bool(op.attrs["keepdims"])})
-
-    table = {
-        "AddV2": binary(ops.add), "Sub": binary(ops.subtract),
-        "Mul": binary(ops.multiply), "RealDiv": binary(ops.divide),
-        "Pow": binary(ops.pow), "Maximum": binary(ops.maximum),
-        "Minimum": binary(ops.minimum),
-        "Neg": unary(ops.negative), "Square": unary(ops.square), "Sqrt": unary(ops.sqrt),
-        "Exp": unary(ops.exp), "Log": unary(ops.log), "Sin": unary(ops.sin),
-        "Cos": unary(ops.cos), "Tanh": unary(ops.tanh), "Abs": unary(ops.abs),
-        "Identity": unary(ops.identity), "Sigmoid": unary(ops.sigmoid),
-        "Relu": unary(ops.relu), "Elu": unary(ops.elu), "Softplus": unary(ops.softplus),
-        "MatrixInverse": unary(ops.inv),
-        "SelectV2": OpDef(lambda xs, a, o: ops.where(*xs), 3),
-        "Cast": OpDef(lambda xs, a, o: ops.cast(xs[0], a["DstT"]), 1,
-                      lambda op: {"DstT": np.dtype(op.attrs["DstT"])}),
-        "Reshape": OpDef(lambda xs, a, o: ops.reshape(xs[0], o[0]), 1),
-        "BroadcastTo": OpDef(lambda xs, a, o: ops.broadcast_to(xs[0], o[0]), 1),
-        "Transpose": OpDef(lambda xs, a, o: ops.transpose(xs[0], a["perm"]), 1,
-                           lambda op: {"perm": tuple(int(p) for p in op.attrs["perm"])}),
-        "PadV2": OpDef(lambda xs, a, o: ops.pad(xs[0], _paddings(a["paddings"]),
-                                                constant_values=a["constant_values"]),
-                       1, _pad_attrs),
-        "ConcatV2": OpDef(lambda xs, a, o: ops.concat(xs, a["axis"]), None, attr("axis")),
-        "Pack": OpDef(lambda xs, a, o: ops.stack(xs, a["axis"]), None, attr("axis")),
-        "StridedSlice": OpDef(lambda xs, a, o: ops.getitem(xs[0], a["index"]), 1,
-                              attr("index")),
-        "StridedSliceGrad": OpDef(  # scatter into zeros of the output's shape
-            lambda xs, a, o: shapes.scatter(xs[0], a["index"], o[0][a["batch_ndim"]:],
-                                             a["batch_ndim"]),
-            1, lambda op: {"index": op.attrs["index"],
-                           "batch_ndim": int(op.attrs["batch_ndim"])}),
-        "Sum": reduction(ops.reduce_sum), "Mean": reduction(ops.reduce_mean),
-        "Max": reduction(ops.reduce_max), "Min": reduction(ops.reduce_min),
-        "Prod": reduction(ops.reduce_prod),
-        "MatMul": OpDef(lambda xs, a, o: ops.matmul(xs[0], xs[1], a["transpose_a"],
-                                                    a["transpose_b"]),
-                        2, attr("transpose_a", "transpose_b")),
-        "MatrixSolve": OpDef(lambda xs, a, o: ops.solve(xs[0], xs[1], adjoint=a["adjoint"]),
-                             2, attr("adjoint")),
-        "Einsum": OpDef(lambda xs, a, o: ops.einsum(a["equation"], *xs), None,
-                        attr("equation")),
-        "Softmax": OpDef(lambda xs, a, o: ops.softmax(xs[0], a["axis"]), 1, attr("axis")),
-    }
-    # Value ops: not differentiable (the engine registers them NotDifferentiable),
-    # but recorded, since their results depend on their inputs.
-    for op_type, fn in {"Equal": ops.equal, "NotEqual": ops.not_equal, "Less": ops.less,
-                        "LessEqual": ops.less_equal, "Greater": ops.greater,
-                        "GreaterEqual": ops.greater_equal}.items():
-        table[op_type] = OpDef(lambda xs, a, o, fn=fn: fn(xs[0], xs[1]), 2)
-    for op_type, fn in {"Sign": ops.sign, "Round": ops.round, "Floor": ops.floor,
-                        "StopGradient": ops.stop_gradient}.items():
-        table[op_type] = OpDef(lambda xs, a, o, fn=fn: fn(xs[0]), 1)
-    # Random draws: no inputs, and a stream of numbers each node keeps (_run_node)
-    for op_type in random.OP_TYPES:
-        table[op_type] = OpDef(lambda xs, a, o, t=op_type: random.replay(t, a, o[0]), 0,
-                               random.attrs_of)
-    return table
-
-
-def _paddings(paddings):
-    """Paddings as an (n, 2) array: a scalar's empty paddings keep their 2 columns."""
-    return np.array(paddings, dtype=np.int64).reshape(-1, 2)
-
-
-def _pad_attrs(op):
-    """PadV2 keeps only the paddings; the fill value is read off the output."""
-    paddings = tuple((int(a), int(b)) for a, b in op.attrs["paddings"])
-    out = op.outputs[0]._value
-    inner = np.ones(out.shape, dtype=bool)
-    inner[tuple(slice(a, a + n) for (a, _), n in zip(paddings, op.inputs[0].shape))] = False
-    fill = out[inner][0].item() if inner.any() else 0
-    return {"paddings": paddings, "constant_values": fill}
-
-
-OPS = _build_op_table()
-# Op types whose families declare their replay next to their rules (ops.core.replay).
-OPS.update({op_type: OpDef(run, arity, attrs_of)
-            for op_type, (run, arity, attrs_of) in ops.core.REPLAYS.items()
-            if op_type not in OPS})
+OPS = {op_type: OpDef(d.replay, d.arity, d.attrs_of)
+       for op_type, d in DECLARED.items() if d.replay is not None}
+OPS.update({op_type: OpDef(lambda xs, a, o, t=op_type: random.replay(t, a, o[0]), 0,
+                           random.attrs_of)
+            for op_type in random.OP_TYPES})
 
 
 # --- gradient graphs in the registry ------------------------------------------------

@@ -23,6 +23,7 @@ from .tangents import push_tangents
 from .backward import ops_between
 from .tape import (GradientTape, UnconnectedGradients, as_sources, as_targets,
                    check_unconnected, result_or_zeros)
+from .ops.declaration import DECLARED
 from .tensor import Tensor, TensorLike
 
 
@@ -266,28 +267,23 @@ def _pick_direction(tape, choice, target, sources, method, n_outputs=None, n_inp
     return choice
 
 
-# Op types whose partial derivatives are finite wherever their inputs and outputs
-# are, or whose JVP rules give 0 for a zero tangent (the products' masks): along
-# them a one-hot column's zero entries stay zero. Elsewhere (sqrt at 0, asin at 1,
-# log, division, pow) a zero tangent times an infinite partial derivative is NaN,
-# and the next product spreads it over the whole column, while the reverse walk,
-# TensorFlow's, keeps the inf to one column. A type missing here costs only speed.
-_SMOOTH = frozenset({
-    "AddV2", "AddN", "Sub", "Neg", "Mul", "Square", "SquaredDifference", "BiasAdd",
-    "MatMul", "Einsum", "UnmovedEinsum", "ZeroWhereUnmoved", "Sum", "Mean", "Max",
-    "Min", "Prod", "Cumsum", "Maximum", "Minimum", "SelectV2", "Abs", "Relu",
-    "Relu6", "LeakyRelu", "Elu", "Selu", "Softplus", "Sigmoid", "Tanh", "Softmax",
-    "Sin", "Cos", "Sinh", "Cosh", "Asinh", "Atan", "Exp", "Expm1", "Erf", "Erfc",
-    "Sign", "Cast", "Identity", "Reshape", "Transpose", "BroadcastTo", "Tile", "Pack",
-    "ConcatV2", "StridedSlice", "StridedSliceGrad", "PadV2", "GatherV2", "GatherNd",
-    "ScatterNd", "SegmentSum", "UnsortedSegmentSum", "MatrixBandPart",
-    "MatrixDiagPartV3", "MatrixDiagV3", "MatrixSetDiagV3", "L2Loss"})
+def _smooth(op_type):
+    """Whether the op type's partial derivatives are finite wherever its inputs
+    and outputs are, or its JVP rule gives 0 for a zero tangent (the products'
+    masks): along it a one-hot column's zero entries stay zero. Elsewhere (sqrt
+    at 0, asin at 1, log, division, pow) a zero tangent times an infinite
+    partial derivative is NaN, and the next product spreads it over the whole
+    column, while the reverse walk, TensorFlow's, keeps the inf to one column.
+    Each op's declaration says it (`Declaration.smooth`); one not declared
+    smooth costs only speed."""
+    declared = DECLARED.get(op_type)
+    return declared is not None and declared.smooth
 
 
 def _forward_equals_reverse(tape, target, sources):
     """Whether forward mode's columns equal reverse mode's rows (to rounding)
     whatever the values, so that "auto" may take the cheaper direction: every
-    differentiable op between the sources and the target is in `_SMOOTH` and has
+    differentiable op between the sources and the target is smooth (`_smooth`) and has
     a JVP rule of its own. (A JVP borrowed from a user's gradient function, a
     custom_gradient's or a primitive's, need not be linear in its upstream: one
     that clips it is not, and the directions then differ.)"""
@@ -295,7 +291,7 @@ def _forward_equals_reverse(tape, target, sources):
     for op in path:
         if registry.lookup(op) is None:
             continue  # not differentiable: its outputs do not move
-        if op.type not in _SMOOTH or registry.lookup_jvp(op) is None:
+        if not _smooth(op.type) or registry.lookup_jvp(op) is None:
             return False
     return True
 

@@ -1,12 +1,12 @@
 """The rules' zero-times-inf masks in compiled programs (`compiler.py`).
 
-A product rule's mask (`ops.elementwise.moved`, the op ZeroWhereUnmoved) is
+A product rule's mask (`ops.zero_times_inf.moved`, the op ZeroWhereUnmoved) is
 written into the product's own line: `grad_mul = moved(grad_cos, grad_cos *
 y)` is `grad_cos * y` with its NaN entries made 0 where `grad_cos` is 0, and
 `grad_cos * y` itself after one sum finds no NaN. A mask that constants prove
 idle is no line at all.
 
-matmul's and einsum's masks (`ops/unmoved_products.py`) hang on AllFinite
+matmul's and einsum's masks (`ops/zero_times_inf.py`) hang on AllFinite
 checks. A program assumes that they pass: each is a line
 `grad_finite = check_finite(x)` (True, named as AllFinite's line would be),
 the masks are the plain products, and the values only the masks would read
@@ -19,7 +19,7 @@ import re
 
 import numpy as np
 
-from .ops.elementwise import unmoved_zeroed
+from .ops.zero_times_inf import unmoved_zeroed
 
 __all__ = ["moved", "MasksNeeded", "check_finite", "masks_in_place", "mask_is_idle",
            "is_true", "same_value"]
@@ -27,7 +27,7 @@ __all__ = ["moved", "MasksNeeded", "check_finite", "masks_in_place", "mask_is_id
 
 def moved(t, term, factor=None):
     """`term` with its NaN entries made 0 where `t` (or `factor`) is 0: the
-    ZeroWhereUnmoved mask of a product rule (`minitape.ops.elementwise.moved`).
+    ZeroWhereUnmoved mask of a product rule (`minitape.ops.zero_times_inf.moved`).
     Where `term` has no NaN (one sum tells) it is returned as it is."""
     return unmoved_zeroed(term, term, t, factor)
 
@@ -41,7 +41,7 @@ class MasksNeeded(Exception):
 
 def check_finite(*values):
     """True, as AllFinite's line would be; raises MasksNeeded unless every
-    entry of the values is finite (as `ops.unmoved_products.all_finite`, one
+    entry of the values is finite (as `ops.zero_times_inf.all_finite`, one
     sum each)."""
     for v in values:
         if not _isfinite(_sum_all(v, None)):

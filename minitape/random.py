@@ -129,7 +129,7 @@ def _eager_stream(op_type, dtype, op_seed):
 
 def _recording_trace():
     for recorder in state.tapes:
-        if getattr(recorder, "_is_trace", False):
+        if recorder.is_trace:
             return recorder
     return None
 

@@ -26,7 +26,7 @@ def recompute_grad(f):
     """
     @custom_gradient
     def recomputed(*args, **kwargs):
-        if any(getattr(tape, "_is_trace", False) for tape in state.tapes):
+        if any(tape.is_trace for tape in state.tapes):
             # Inside mt.function the trace must see f's ops, or f's result would
             # be a constant of the trace: each call replays them (and its
             # gradient, traced from `grad` below, recomputes from the call's inputs).

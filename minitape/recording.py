@@ -3,11 +3,10 @@
 Each active tape keeps the op if an input is something it tracks (a watched
 tensor or variable, or an op's output it recorded) and then tracks the outputs,
 so it holds exactly the ops downstream of what it watches, in order. An op with
-no inputs (a random draw) goes to traces alone (`_is_trace`), which replay it.
+no inputs (a random draw) goes to traces alone (`is_trace`), which replay it.
 
-A recorder is anything in `context.state.tapes` with `_ops` (where recorded ops
-are appended) and `_producer` (tracked tensor id -> the op that made it, None
-for a watched source): GradientTape, ForwardAccumulator, and traces.
+A recorder is anything in `context.state.tapes`: a `recorder.Recorder` says
+what the engine asks of one (GradientTape, ForwardAccumulator and traces are).
 """
 from .context import state
 from .tensor import new_id
@@ -79,7 +78,7 @@ def record(op_type, inputs, outputs, attrs=None, name=None, tapes=None):
             if x._id in producer:
                 break
         else:
-            if inputs or not getattr(tape, "_is_trace", False):
+            if inputs or not tape.is_trace:
                 continue
         if op is None:
             op = Operation(op_type, inputs, outputs, attrs, name)

@@ -127,6 +127,20 @@ def lookup_jvp(op):
     return _jvp_rules.get(op.type)
 
 
+# How a user's rule (not batch_safe) is called, its results checked: `rules.py`
+# puts its `call_user_rule` here (it needs ops, which the core does not import).
+call_user_rule = None
+
+
+def note_rule_error(error, op, kind):
+    """Add to an exception raised inside a rule which op's rule raised it (once:
+    an error that passes through several nested walks keeps the first note)."""
+    if not getattr(error, "_mt_noted", False):
+        what = "the gradient" if kind == "gradient" else "the JVP rule"
+        error.add_note(f"(raised by {what} of operation '{op.name}', op type {op.type})")
+        error._mt_noted = True
+
+
 def batch_ndim(op, grad):
     """How many leading batch dims the upstream `grad` carries (0 for a plain
     gradient, 1 inside a vectorised jacobian)."""

@@ -4,11 +4,12 @@ Built-in rules are registered with `batch_safe=True` and called directly. User
 rules (custom gradients, RegisterGradient and RegisterJVP without batch_safe)
 get their results checked, so a wrong rule is named clearly; and when the walk
 carries a batch (vectorised jacobians), they are called one row at a time.
-The backward walk (`tape.py`) and forward mode (`tangents.py`) both use this.
+The backward walk (`backward.py`, through `registry.call_user_rule`: the core
+imports no op) and forward mode (`tangents.py`) both use this.
 """
 import math
 
-from . import ops
+from . import ops, registry
 from .tensor import Tensor, is_floating
 
 _KINDS = {"gradient": ("gradient function", "gradient", "input"),
@@ -79,10 +80,4 @@ def row_by_row(op, rule, args, arg_like, result_like, batch_shape, kind):
     return stacked
 
 
-def note_rule_error(error, op, kind):
-    """Add to an exception raised inside a rule which op's rule raised it (once:
-    an error that passes through several nested walks keeps the first note)."""
-    if not getattr(error, "_mt_noted", False):
-        what = "the gradient" if kind == "gradient" else "the JVP rule"
-        error.add_note(f"(raised by {what} of operation '{op.name}', op type {op.type})")
-        error._mt_noted = True
+registry.call_user_rule = call_user_rule  # how the backward walk calls user rules

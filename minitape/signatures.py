@@ -9,12 +9,13 @@ import numpy as np
 
 from . import nest
 from .graph import GRADIENT_GRAPHS, Graph, Node, Ref, register_gradient_graph
+from .ops.declaration import DECLARED
 from .specs import TensorSpec
 from .tensor import Tensor, TensorLike, Variable, convert_to_tensor
 
 __all__ = ["InputSlot", "split_arguments", "bind_arguments", "fill_arguments",
            "input_names", "check_signature", "sentinel_sizes", "generalize",
-           "symbolic_key", "key_matches", "RANK_FREE"]
+           "symbolic_key", "key_matches", "rank_free"]
 
 
 # --- arguments ---------------------------------------------------------------------
@@ -212,14 +213,18 @@ def generalize(ga, gb, symbols):
         return None
 
 
-# Ops whose result does not depend on knowing their inputs' rank (reductions
-# only over all axes): what a graph for an input of unknown rank may hold.
-RANK_FREE = {"AddV2", "Sub", "Mul", "RealDiv", "Pow", "Maximum", "Minimum", "Neg",
-             "Square", "Sqrt", "Exp", "Log", "Sin", "Cos", "Tanh", "Abs", "Sign", "Round",
-             "Floor", "Equal", "NotEqual", "Less", "LessEqual", "Greater", "GreaterEqual",
-             "SelectV2", "Cast", "Identity", "StopGradient", "Sigmoid", "Relu", "Elu",
-             "Softplus", "Sum", "Mean", "Max", "Min", "Prod", "IdentityN"}
-_REDUCTIONS = {"Sum", "Mean", "Max", "Min", "Prod"}
+def rank_free(op_type):
+    """Whether a graph for an input of unknown rank may hold this op type: its
+    result does not depend on knowing its inputs' rank (a reduction only over
+    all axes). Each op's declaration says it (`Declaration.rank_free`); a custom
+    gradient's IdentityN passes its values through."""
+    declared = DECLARED.get(op_type)
+    return op_type == "IdentityN" or declared is not None and declared.rank_free
+
+
+def _reduces(op_type):
+    declared = DECLARED.get(op_type)
+    return declared is not None and declared.reduces
 
 
 def _all_axes(graph, node):
@@ -290,7 +295,7 @@ def _generalize(ga, gb, symbols):
                     raise _NotPolymorphic
                 backward = _generalize(GRADIENT_GRAPHS[ka], GRADIENT_GRAPHS[kb], symbols)
                 attrs = dict(na.attrs, gradient=register_gradient_graph(backward))
-        elif na.op in _REDUCTIONS and not same(na.attrs, nb.attrs):
+        elif _reduces(na.op) and not same(na.attrs, nb.attrs):
             # over all axes of inputs of two ranks: over all axes of any input
             if not (_all_axes(ga, na) and _all_axes(gb, nb)
                     and na.attrs["keepdims"] == nb.attrs["keepdims"]):
@@ -299,7 +304,7 @@ def _generalize(ga, gb, symbols):
         elif not same(na.attrs, nb.attrs):
             raise _NotPolymorphic
         out = [shape(a, b) for a, b in zip(na.outputs, nb.outputs)]
-        if None in out and na.op not in RANK_FREE:
+        if None in out and not rank_free(na.op):
             raise _NotPolymorphic  # e.g. a reshape whose target shape depends on the rank
         symbolic = out if any(s is None or any(isinstance(d, str) for d in s)
                               for s in out) else None

@@ -14,7 +14,8 @@ is why this module sits above `tape.py`.
 from . import ops, registry
 from .backward import run_rule
 from .ops.core import tangent_batch
-from .rules import call_user_rule, checked_result, note_rule_error
+from .registry import note_rule_error
+from .rules import call_user_rule, checked_result
 from .tape import GradientTape
 from .tensor import is_floating
 
@@ -73,8 +74,8 @@ def jvp_from_gradient(op, *tangents):
           for y in op.outputs]
     watched = [u for u in us if u is not None]
     with GradientTape() as tape:
-        tape._unmasked = True  # u = 0 stands for any direction: no zero-times-inf mask
-        tape.watch(watched)     # may fire (ops.elementwise.masks_apply)
+        tape.unmasked = True  # u = 0 stands for any direction: no zero-times-inf mask
+        tape.watch(watched)     # may fire (ops.zero_times_inf.masks_apply)
         grads = run_rule(op, us) or ()
         terms = [ops.reduce_sum(g * t) for g, t in zip(grads, tangents)
                  if g is not None and t is not None]

@@ -44,7 +44,9 @@ import numpy as np
 
 from .context import state
 from .graph import OPS, Graph, Node, Ref, register_gradient_graph
+from .ops.shapes import IDENTITY
 from .random import OP_TYPES as RANDOM_OPS
+from .recorder import Recorder
 from .recording import Operation
 from .specs import TensorSpec
 from .tensor import Tensor, TensorLike, Variable, convert_to_tensor
@@ -100,18 +102,16 @@ class _VariableLog(list):
         self.tracer._variables[variable._id] = variable
 
 
-class Tracer:
+class Tracer(Recorder):
     """Stands in `state.tapes` while a function (or a custom gradient's backward)
     is traced, and turns what it sees into a Graph.
 
-    It offers what the engine asks of a tape: `_producer` and `_ops` (and the
-    hook `_variable_assigned`); the variables it reads reach it through its
-    `_VariableLog` in `state.variable_watchers`.
+    It is a recorder (`recording.Recorder`: `_producer`, `_ops`, and the hook
+    `_variable_assigned`); the variables it reads reach it through its
+    `_VariableLog` in `state.variable_watchers`, not `_watch_variable`.
     """
 
-    _watch_accessed_variables = False  # variables reach the _VariableLog instead
-    _keeps_masks = True  # rules record their NaN masks (ops.elementwise.moved)
-    _is_trace = True                   # recipes record their ops into a trace
+    is_trace = True  # random draws are recorded; rules record their NaN masks
 
     def __init__(self, name, parent=None):
         self.name = name
@@ -176,7 +176,7 @@ class Tracer:
         """Whether `t` has the same value at every call of the traced function:
         it depends on no argument, no variable and no random draw (a constant,
         or ops on constants). A rule may decide on such a value while tracing
-        (`ops.elementwise.moved` leaves out masks that could never change it)."""
+        (`ops.zero_times_inf.moved` leaves out masks that could never change it)."""
         return not isinstance(t, Variable) and not self._deps_of(t)
 
     def _value_read(self, t):
@@ -341,8 +341,8 @@ class Tracer:
             gave the value, so later assignments do not change it."""
             key = ("read", v._id, index)
             if key not in reads:
-                reads[key] = Node("Identity", f"{v.name.split(':')[0]}/read", [Ref("v", v)],
-                                  {}, [TensorSpec(v.shape, v.dtype)])
+                reads[key] = Node(IDENTITY.op_type, f"{v.name.split(':')[0]}/read",
+                                  [Ref("v", v)], {}, [TensorSpec(v.shape, v.dtype)])
                 after.setdefault(-1 if index is None else index, []).append(key)
             return key
 
@@ -427,7 +427,7 @@ def shapes_matter():
     recorded now hold for their input shapes only, so a call with new shapes
     traces again, and that code checks them again."""
     for tracer in state.tapes:
-        if getattr(tracer, "_is_trace", False):
+        if tracer.is_trace:
             while tracer.parent is not None:
                 tracer = tracer.parent
             tracer._shape_specific = True

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import minitape as mt
-from minitape.ops.unmoved_products import unmoved_einsum
+from minitape.ops.zero_times_inf import unmoved_einsum
 
 Z = np.array([[1 + 2j, -0.5 + 0.25j], [0.3 - 1j, 2.0 + 0.5j]])   # a complex 2 x 2 matrix
 B = np.array([[0.5 - 1j], [1.5 + 0.75j]])

@@ -1,4 +1,4 @@
-"""The zero-times-inf masks of the product rules (`ops/elementwise.moved`), in
+"""The zero-times-inf masks of the product rules (`ops/zero_times_inf.py`), in
 eager, traced and compiled functions alike.
 
 Each test runs its function four ways (eagerly, `mt.function`,
@@ -245,12 +245,12 @@ def test_saved_models_keep_the_masks(tmp_path):
 
 def test_the_mask_op_refuses_bad_inputs():
     with pytest.raises(TypeError, match="zero_where_unmoved"):
-        mt.ops.elementwise.zero_where_unmoved(c([1.0]), c([1.0]), mt.constant([1]))
+        mt.ops.zero_times_inf.zero_where_unmoved(c([1.0]), c([1.0]), mt.constant([1]))
     with pytest.raises(ValueError, match="zero_where_unmoved: shapes"):
-        mt.ops.elementwise.zero_where_unmoved(c([1.0]), c([1.0, 2.0]), c([1.0]))
+        mt.ops.zero_times_inf.zero_where_unmoved(c([1.0]), c([1.0, 2.0]), c([1.0]))
 
 
-# --- matmul and einsum: the masks of a sum of products (ops/unmoved_products.py) ---
+# --- matmul and einsum: the masks of a sum of products (ops/zero_times_inf.py) ---
 
 def test_matmul_jacobian_zero_seed_rows_meet_inf():
     # d(a @ b)_ij / d a_kl = [i == k] b_lj: 0 where i != k, even where b is inf
@@ -326,7 +326,7 @@ def test_second_derivatives_through_the_masked_contraction():
 
 
 def test_masked_contraction_in_slices_is_the_same(monkeypatch):
-    from minitape.ops import unmoved_products
+    from minitape.ops import zero_times_inf as unmoved_products
     rng = np.random.default_rng(0)
     g = rng.choice([0.0, 1.0, -2.0], (3, 4, 5))
     b = rng.normal(size=(5, 6))
@@ -431,7 +431,7 @@ def test_a_saved_mask_with_bad_attributes_is_refused(tmp_path, key, value):
 
 def test_relu_gradient_under_an_outer_tape_at_a_nan():
     """relu's gradient is 0 where x <= 0, NaN or not (TensorFlow 2.21 too): its
-    0 comes from x (`connected_zeros`) while a tape could differentiate it
+    0 comes from x (`flat_zeros.flat_zero`) while a tape could differentiate it
     again, and a trace made on finite values used to give NaN at a later NaN."""
     def f(x):
         with mt.GradientTape() as outer:
@@ -443,3 +443,61 @@ def test_relu_gradient_under_an_outer_tape_at_a_nan():
         return mt.concat([g, outer.gradient(g, x)], 0)
     check(f, [(([1, -1],), [1, 0, 0, 0]), (([nan, -1],), [0, 0, 0, 0]),
               (([inf, -inf],), [1, 0, 0, 0])])
+
+
+# --- issue 30: one mask mechanism, so minitape agrees with itself ---------------------
+# Each function gives [nested tapes, forward over reverse]: the derivative of the
+# gradient along ones, both ways; TensorFlow 2.21's answers are in the comments.
+
+def second_derivatives(f):
+    def both(x):
+        with mt.GradientTape() as outer:
+            outer.watch(x)
+            with mt.GradientTape() as inner:
+                inner.watch(x)
+                y = f(x)
+            g = inner.gradient(y, x)
+        nested = outer.gradient(g, x)
+        with mt.autodiff.ForwardAccumulator(x, mt.ones_like(x)) as acc:
+            with mt.GradientTape() as tape:
+                tape.watch(x)
+                y = f(x)
+            g = tape.gradient(y, x)
+        return mt.stack([nested, acc.jvp(g)])
+    return both
+
+
+@pytest.mark.parametrize("op", [mt.math.rsqrt, mt.math.reciprocal])
+def test_the_branch_where_did_not_pick_adds_nothing_at_second_order_either_way(op):
+    # TensorFlow 2.21: [[nan, nan, x], [nan, nan, x]] (its RsqrtGrad and ReciprocalGrad
+    # mask the first derivative only). minitape gave nan with nested tapes and 0
+    # forward over reverse; the README row on second derivatives through the branch
+    # `where` did not pick promises 0, which both ways give now
+    def f(x):
+        return mt.where(x > 0, op(x), mt.zeros_like(x))
+    at_4 = 0.75 * 4.0 ** -2.5 if op is mt.math.rsqrt else 2.0 / 4.0 ** 3
+    check(second_derivatives(f), [(([-1.0, 0.0, 4.0],), [[0, 0, at_4], [0, 0, at_4]])])
+
+
+def test_the_norms_second_derivative_at_zero_is_nan_both_ways():
+    # TensorFlow 2.21: [nan, nan] both ways, as its gradient there (minitape gave inf:
+    # an infinite upstream times the zero partial x has no value, and the mask now
+    # says so to what is differentiated from it)
+    check(second_derivatives(mt.norm), [(([0.0, 0.0],), [[nan, nan], [nan, nan]])])
+    # elsewhere (I - n n^T) / |x|, its rows summed: [0.032, -0.024] at [3, 4]
+    got = second_derivatives(mt.norm)(c([3.0, 4.0])).numpy()
+    np.testing.assert_allclose(got, [[0.032, -0.024], [0.032, -0.024]], rtol=1e-12)
+
+
+def test_atan2_second_derivatives_at_the_origin_are_nan_both_ways():
+    # TensorFlow 2.21: [nan, nan] both ways (minitape's forward over reverse gave
+    # [inf, -inf]: x^2 + y^2 has a zero tangent there, and a zero tangent adds nothing)
+    def f(v):
+        return mt.math.atan2(v[0], v[1])
+    check(second_derivatives(f), [(([0.0, 0.0],), [[nan, nan], [nan, nan]])])
+    # away from the origin the Hessian's rows summed: d2f/dy2 = -2xy / r^4,
+    # d2f/dx2 = 2xy / r^4, d2f/dxdy = (y^2 - x^2) / r^4
+    y, x = 1.0, 2.0
+    h = [(-2 * x * y + y * y - x * x) / 25, (y * y - x * x + 2 * x * y) / 25]
+    got = second_derivatives(f)(c([y, x])).numpy()
+    np.testing.assert_allclose(got, [h, h], rtol=1e-12)

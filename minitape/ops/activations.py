@@ -12,28 +12,17 @@ At a kink TensorFlow picks one side: relu6 passes the gradient only for
 0 < x < 6 (0 at both kinks), leaky_relu takes alpha at 0, selu takes the
 positive side at 0. The piecewise-linear ones (relu6, leaky_relu) have a zero
 second derivative in TensorFlow (its Relu6GradGrad and LeakyReluGradGrad rules
-return zeros for x, not None), which `flat_zero` reproduces.
+return zeros for x, not None), which `flat_zeros.flat_zero` reproduces.
 """
 import math
 
 import numpy as np
 
-from ..context import state
-from ..registry import RegisterGradient, RegisterJVP
-from .core import elementwise_shape, emit, float_input, number, replay, tensor_input, with_numbers
-from .elementwise import (cast, connected_zeros, exp, greater, less, multiply,
-                          real_input, square, tanh, where)
+from .core import elementwise_shape, emit, float_input, number, tensor_input, with_numbers
+from .declaration import declare
+from .elementwise import cast, exp, greater, less, multiply, real_input, square, tanh, select
+from .flat_zeros import flat_zero
 from .nn import sigmoid
-
-
-def flat_zero(x, dtype):
-    """0, which while a tape records is computed from x with derivative 0
-    (`connected_zeros`): rules that mix it in have second derivatives and
-    JVPs of zeros, as in TensorFlow, rather than None. Outside tapes it is a
-    plain constant."""
-    if not state.tapes:
-        return np.zeros((), dtype)
-    return connected_zeros(x)
 
 
 # --- relu6 ----------------------------------------------------------------------
@@ -46,16 +35,15 @@ def relu6(features, name=None):
     return emit("Relu6", np.clip(x._value, 0, 6), (x,), None, name)
 
 
-@RegisterGradient("Relu6", batch_safe=True)
 def _relu6_grad(op, grad):
     # d/dx = 1 for 0 < x < 6, else 0 (also at both kinks, as TensorFlow's Relu6Grad)
     x = op.inputs[0]
     zero = flat_zero(x, grad.dtype)
-    return where(greater(x, 0), where(less(x, 6), grad, zero), zero)
+    return select(greater(x, 0), select(less(x, 6), grad, zero), zero)
 
 
-RegisterJVP("Relu6", batch_safe=True)(_relu6_grad)
-replay("Relu6", lambda xs, attrs, out_shapes: relu6(xs[0]), shape=elementwise_shape)
+declare("Relu6", _relu6_grad, _relu6_grad, replay=lambda xs, attrs, out_shapes: relu6(xs[0]),
+        shape=elementwise_shape, smooth=True)
 
 
 # --- leaky_relu -----------------------------------------------------------------
@@ -79,18 +67,17 @@ def leaky_relu(features, alpha=0.2, name=None):
     return emit("LeakyRelu", value, (x,), {"alpha": alpha}, name)
 
 
-@RegisterGradient("LeakyRelu", batch_safe=True)
 def _leaky_relu_grad(op, grad):
     # d/dx = 1 for x > 0, alpha for x <= 0 (alpha at the kink, as TensorFlow)
     x = op.inputs[0]
     alpha = number(grad.dtype, op.attrs["alpha"])
-    return where(greater(x, 0), grad, grad * alpha + flat_zero(x, grad.dtype))
+    return select(greater(x, 0), grad, grad * alpha + flat_zero(x, grad.dtype))
 
 
-RegisterJVP("LeakyRelu", batch_safe=True)(_leaky_relu_grad)
-replay("LeakyRelu", lambda xs, attrs, out_shapes: leaky_relu(xs[0], attrs["alpha"]),
-       attrs_of=lambda op: {"alpha": op.attrs["alpha"]},
-       shape=with_numbers(elementwise_shape, "alpha"))
+declare("LeakyRelu", _leaky_relu_grad, _leaky_relu_grad,
+        replay=lambda xs, attrs, out_shapes: leaky_relu(xs[0], attrs["alpha"]),
+        attrs_of=lambda op: {"alpha": op.attrs["alpha"]},
+        shape=with_numbers(elementwise_shape, "alpha"), smooth=True)
 
 
 # --- selu -------------------------------------------------------------------------
@@ -110,18 +97,17 @@ def selu(features, name=None):
     return emit("Selu", value, (x,), None, name)
 
 
-@RegisterGradient("Selu", batch_safe=True)
 def _selu_grad(op, grad):
     # d/dx = y + scale * alpha where y < 0, else scale (at 0 too, as TensorFlow's
     # SeluGrad). Written with y, so d2/dx2 = y + scale * alpha for x < 0, 0 at 0.
     y = op.outputs[0]
     dtype = grad.dtype
-    return where(less(y, 0), grad * (y + number(dtype, SELU_SCALE * SELU_ALPHA)),
-                 grad * number(dtype, SELU_SCALE))
+    return select(less(y, 0), grad * (y + number(dtype, SELU_SCALE * SELU_ALPHA)),
+                  grad * number(dtype, SELU_SCALE))
 
 
-RegisterJVP("Selu", batch_safe=True)(_selu_grad)
-replay("Selu", lambda xs, attrs, out_shapes: selu(xs[0]), shape=elementwise_shape)
+declare("Selu", _selu_grad, _selu_grad, replay=lambda xs, attrs, out_shapes: selu(xs[0]),
+        shape=elementwise_shape, smooth=True)
 
 
 # --- gelu -------------------------------------------------------------------------
@@ -144,7 +130,6 @@ def _half_erfc(x, scale):
     return emit("Ndtr", value, (x,), {"scale": scale}, None)
 
 
-@RegisterGradient("Ndtr", batch_safe=True)
 def _half_erfc_grad(op, grad):
     # d/dx 0.5 erfc(-c x) = (c / sqrt(pi)) exp(-(c x)^2): finite everywhere, 0 at +-inf
     x, c = op.inputs[0], op.attrs["scale"]
@@ -152,11 +137,11 @@ def _half_erfc_grad(op, grad):
     return grad * (exp(-square(x * number(dtype, c))) * number(dtype, c / math.sqrt(math.pi)))
 
 
-RegisterJVP("Ndtr", batch_safe=True)(_half_erfc_grad)
-replay("Ndtr", lambda xs, attrs, out_shapes: _half_erfc(float_input("gelu", xs[0]),
+declare("Ndtr", _half_erfc_grad, _half_erfc_grad,
+        replay=lambda xs, attrs, out_shapes: _half_erfc(float_input("gelu", xs[0]),
                                                         attrs["scale"]),
-       attrs_of=lambda op: {"scale": float(op.attrs["scale"])},
-       shape=with_numbers(elementwise_shape, "scale"))
+        attrs_of=lambda op: {"scale": float(op.attrs["scale"])},
+        shape=with_numbers(elementwise_shape, "scale"))
 
 
 def gelu(features, approximate=False, name=None):

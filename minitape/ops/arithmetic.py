@@ -13,13 +13,13 @@ import operator
 
 import numpy as np
 
-from ..registry import NotDifferentiable, RegisterGradient, RegisterJVP
 from ..tensor import Tensor
-from .binary import binary, check_kind, input_gradients, lifted, tangent_sum
 from .complex import conj
-from .core import (broadcast_error, elementwise_shape, emit, float_input, operands, replay,
-                   tensor_input)
+from .core import broadcast_error, elementwise_shape, emit, operands, tensor_input
+from .declaration import declare
 from .elementwise import cast, divide
+from .partials import binary, binary_rules, chain, check_kind, shares, unary
+from .skipping import needs
 
 # The float dtype TensorFlow's truediv divides integers of each size in.
 _TRUEDIV_FLOAT = {1: np.float32, 2: np.float32, 4: np.float64, 8: np.float64}
@@ -73,28 +73,14 @@ floormod = _integer_division(
     "FloorMod", "floormod", np.mod, _floor_mod,
     "The remainder of floordiv, with the sign of y: x - floor(x / y) * y.")
 mod = floormod
-NotDifferentiable("FloorDiv")  # TensorFlow's gradient is (None, None): a staircase
-replay("FloorDiv", lambda xs, attrs, out_shapes: floordiv(xs[0], xs[1]), arity=2,
-       shape=elementwise_shape)
-
-
-@RegisterGradient("FloorMod", batch_safe=True)
-def _floormod_grad(op, grad):
-    # x mod y = x - floor(x / y) y: d/dx = 1, d/dy = -floor(x / y) (between the jumps)
-    x, y = op.inputs
-    return input_gradients(op, grad, grad, -grad * floordiv(x, y) if op.needs[1] else None)
-
-
-@RegisterJVP("FloorMod", batch_safe=True)
-def _floormod_jvp(op, tx, ty):
-    x, y = op.inputs
-    tangents = (tx, ty)
-    tx, ty = lifted(op, tx, ty)
-    return tangent_sum(op, tangents, tx, None if ty is None else -ty * floordiv(x, y))
-
-
-replay("FloorMod", lambda xs, attrs, out_shapes: floormod(xs[0], xs[1]), arity=2,
-       shape=elementwise_shape)
+declare("FloorDiv", differentiable=False,  # TensorFlow's gradient is (None, None): a staircase
+        replay=lambda xs, attrs, out_shapes: floordiv(xs[0], xs[1]), arity=2,
+        shape=elementwise_shape, rank_free=True)
+# x mod y = x - floor(x / y) y: d/dx = 1, d/dy = -floor(x / y) (between the jumps)
+declare("FloorMod", *binary_rules((lambda x, y, z: 1,
+                                   chain(lambda g, x, y, z: -g * floordiv(x, y)))),
+        replay=lambda xs, attrs, out_shapes: floormod(xs[0], xs[1]), arity=2,
+        shape=elementwise_shape, rank_free=True)
 
 
 def divide_no_nan(x, y, name=None):
@@ -109,54 +95,37 @@ def divide_no_nan(x, y, name=None):
     return emit("DivNoNan", value, (x, y), None, name)
 
 
-@RegisterGradient("DivNoNan", batch_safe=True)
-def _divide_no_nan_grad(op, grad):
-    # d/dx = 1 / y, d/dy = -x / y**2, both made 0 where y is 0 (TensorFlow's rule)
-    x, y = conj(op.inputs[0]), conj(op.inputs[1])
-    return input_gradients(
-        op, grad, divide_no_nan(grad, y) if op.needs[0] else None,
-        grad * divide_no_nan(divide_no_nan(-x, y), y) if op.needs[1] else None)
+def _over_y(x, y, t):
+    """t times d/dx = 1 / y, 0 where y is 0 (TensorFlow's rule)."""
+    return divide_no_nan(t, y)
 
 
-@RegisterJVP("DivNoNan", batch_safe=True)
-def _divide_no_nan_jvp(op, tx, ty):
-    x, y = op.inputs
-    tangents = (tx, ty)
-    tx, ty = lifted(op, tx, ty)
-    return tangent_sum(op, tangents, None if tx is None else divide_no_nan(tx, y),
-                       None if ty is None else ty * divide_no_nan(divide_no_nan(-x, y), y))
+def _minus_x_over_y_squared(x, y, t):
+    """t times d/dy = -x / y**2, 0 where y is 0."""
+    return t * divide_no_nan(divide_no_nan(-x, y), y)
 
 
-replay("DivNoNan", lambda xs, attrs, out_shapes: divide_no_nan(xs[0], xs[1]), arity=2,
-       shape=elementwise_shape)
+# (TensorFlow's rule, and not a product with the upstream gradient: an inf upstream
+# where y is 0 gives 0; complex inputs are conjugated in reverse mode)
+declare("DivNoNan", *shares(
+            terms=(lambda op, g: _over_y(*map(conj, op.inputs), g),
+                   lambda op, g: _minus_x_over_y_squared(*map(conj, op.inputs), g)),
+            tangent_terms=(lambda op, t: _over_y(*op.inputs, t),
+                           lambda op, t: _minus_x_over_y_squared(*op.inputs, t))),
+        replay=lambda xs, attrs, out_shapes: divide_no_nan(xs[0], xs[1]), arity=2,
+        shape=elementwise_shape, rank_free=True)
 
 
+# TensorFlow's rule: d/dx = y (0 where y is 0), d/dy = x, 0 where the upstream
+# gradient is 0 (whatever x is); as in TensorFlow, no conjugate for complex inputs
 multiply_no_nan = binary(
     "multiply_no_nan", "MulNoNan",
     lambda x, y: np.where(y == 0, np.zeros((), np.result_type(x, y)), x * y),
-    "x * y, and 0 where y is 0 (even where x is inf or NaN).")
-
-
-@RegisterGradient("MulNoNan", batch_safe=True)
-def _multiply_no_nan_grad(op, grad):
-    # TensorFlow's rule: d/dx = y (0 where y is 0), d/dy = x, 0 where the upstream
-    # gradient is 0 (whatever x is); as in TensorFlow, no conjugate for complex inputs
-    x, y = op.inputs
-    return input_gradients(op, grad, multiply_no_nan(grad, y) if op.needs[0] else None,
-                           multiply_no_nan(x, grad) if op.needs[1] else None)
-
-
-@RegisterJVP("MulNoNan", batch_safe=True)
-def _multiply_no_nan_jvp(op, tx, ty):
-    x, y = op.inputs
-    tangents = (tx, ty)
-    tx, ty = lifted(op, tx, ty)
-    return tangent_sum(op, tangents, None if tx is None else multiply_no_nan(tx, y),
-                       None if ty is None else multiply_no_nan(x, ty))
-
-
-replay("MulNoNan", lambda xs, attrs, out_shapes: multiply_no_nan(xs[0], xs[1]), arity=2,
-       shape=elementwise_shape)
+    doc="x * y, and 0 where y is 0 (even where x is inf or NaN).", kinds="fc",
+    terms=(lambda op, g: multiply_no_nan(g, op.inputs[1]),
+           lambda op, g: multiply_no_nan(op.inputs[0], g)),
+    tangent_terms=(lambda op, t: multiply_no_nan(t, op.inputs[1]),
+                   lambda op, t: multiply_no_nan(op.inputs[0], t)))
 
 
 def _squared_difference(x, y):
@@ -164,32 +133,12 @@ def _squared_difference(x, y):
     return d * np.conj(d) if d.dtype.kind == "c" else d * d
 
 
+# d/dx = 2 (x - y), d/dy = -2 (x - y): TensorFlow's rule (no conjugate for complex)
 squared_difference = binary(
     "squared_difference", "SquaredDifference", _squared_difference,
-    "(x - y)**2 elementwise; |x - y|**2 for complex inputs (as in TensorFlow).",
-    kinds="iufc")
-
-
-@RegisterGradient("SquaredDifference", batch_safe=True)
-def _squared_difference_grad(op, grad):
-    # d/dx = 2 (x - y), d/dy = -2 (x - y): TensorFlow's rule (no conjugate for complex)
-    x, y = op.inputs
-    gx = 2 * grad * (x - y)
-    return input_gradients(op, grad, gx, -gx if op.needs[1] else None)
-
-
-@RegisterJVP("SquaredDifference", batch_safe=True)
-def _squared_difference_jvp(op, tx, ty):
-    x, y = op.inputs
-    tangents = (tx, ty)
-    tx, ty = lifted(op, tx, ty)
-    return tangent_sum(op, tangents, None if tx is None else 2 * (x - y) * tx,
-                       None if ty is None else -2 * (x - y) * ty)
-
-
-replay("SquaredDifference",
-       lambda xs, attrs, out_shapes: squared_difference(xs[0], xs[1]), arity=2,
-       shape=elementwise_shape)
+    partials=(lambda x, y, z: 2 * (x - y), lambda x, y, z: -2 * (x - y)),
+    doc="(x - y)**2 elementwise; |x - y|**2 for complex inputs (as in TensorFlow).",
+    kinds="iufc", conjugate=False, smooth=True)
 
 
 def add_n(inputs, name=None):
@@ -214,12 +163,11 @@ def add_n(inputs, name=None):
     return emit("AddN", np.asarray(value, first.dtype), tuple(xs), None, name)
 
 
-@RegisterGradient("AddN", batch_safe=True)
-def _add_n_grad(op, grad):
-    return tuple(grad if op.needs[i] else None for i in range(len(op.inputs)))  # d(sum)/dx_i = 1
+def _add_n_gradient(op, grad):
+    wanted = needs(op)  # d(sum)/dx_i = 1
+    return tuple(grad if wanted[i] else None for i in range(len(op.inputs)))
 
 
-@RegisterJVP("AddN", batch_safe=True)
 def _add_n_jvp(op, *tangents):
     terms = [t for t in tangents if t is not None]  # all of the output's shape
     return terms[0] if len(terms) == 1 else add_n(terms)
@@ -231,15 +179,10 @@ def _add_n_shape(shapes, attrs, declared):
     return (shapes[0],), 0
 
 
-replay("AddN", lambda xs, attrs, out_shapes: add_n(list(xs)), arity=None, shape=_add_n_shape)
+declare("AddN", _add_n_gradient, _add_n_jvp,
+        replay=lambda xs, attrs, out_shapes: add_n(list(xs)), arity=None, shape=_add_n_shape,
+        smooth=True)
 
-
-def ceil(x, name=None):
-    """Round up. No gradient (None), as in TensorFlow: flat wherever it has a slope."""
-    x = float_input("ceil", x)
-    check_kind("ceil", x, "f")
-    return emit("Ceil", np.ceil(x._value), (x,), None, name)
-
-
-NotDifferentiable("Ceil")
-replay("Ceil", lambda xs, attrs, out_shapes: ceil(xs[0]), shape=elementwise_shape)
+ceil = unary("ceil", "Ceil", np.ceil,
+             doc="Round up. No gradient (None), as in TensorFlow: flat wherever it has a slope.",
+             kinds="f", differentiable=False, quiet=False)

@@ -12,10 +12,11 @@ of their own.
 import numpy as np
 
 from .. import arguments
-from ..registry import RegisterGradient, RegisterJVP, batch_ndim
+from ..registry import batch_ndim
 from .broadcasting import broadcast_to, reduce_sum, reshape
-from .core import (attr_ints, constant_like, emit, first_input_dtype, replay, tangent_batch,
+from .core import (attr_ints, constant_like, emit, first_input_dtype, tangent_batch,
                    tensor_input)
+from .declaration import declare
 from .shapes import getitem
 
 
@@ -69,7 +70,6 @@ def tile(input, multiples, name=None):
                 {"multiples": tuple(multiples)}, name)
 
 
-@RegisterGradient("Tile", batch_safe=True)
 def _tile_grad(op, grad):
     """Give each copy its own axis: (m0 * d0, m1 * d1) -> (m0, d0, m1, d1);
     then sum over the copies' axes."""
@@ -80,7 +80,6 @@ def _tile_grad(op, grad):
     return reduce_sum(g, [nb + 2 * i for i in range(op.inputs[0].ndim)])
 
 
-@RegisterJVP("Tile", batch_safe=True)
 def _tile_jvp(op, t):
     return tile(t, (1,) * len(tangent_batch(op, (t,))) + op.attrs["multiples"])
 
@@ -90,9 +89,9 @@ def _tile_shape(shapes, attrs, declared):
     return (tuple(n * m for n, m in zip(shapes[0], multiples)),), 0
 
 
-replay("Tile", lambda xs, a, o: tile(xs[0], a["multiples"]), 1,
-       lambda op: {"multiples": tuple(int(m) for m in op.attrs["multiples"])},
-       shape=_tile_shape, dtype=first_input_dtype)
+declare("Tile", _tile_grad, _tile_jvp, replay=lambda xs, a, o: tile(xs[0], a["multiples"]),
+        arity=1, attrs_of=lambda op: {"multiples": tuple(int(m) for m in op.attrs["multiples"])},
+        shape=_tile_shape, dtype=first_input_dtype, smooth=True)
 
 
 def repeat(input, repeats, axis=None, name=None):

@@ -2,7 +2,7 @@
 import numpy as np
 
 from .core import float_input, normalize_axes, packed_operand
-from .elementwise import maximum, minimum, real_input, sqrt, where
+from .elementwise import maximum, minimum, real_input, sqrt, select
 from .reductions import reduce_sum
 
 
@@ -38,5 +38,5 @@ def clip_by_norm(t, clip_norm, axes=None, name=None):
     normalize_axes("clip_by_norm", axes, t.ndim)
     l2sum = reduce_sum(t * t, axis=axes, keepdims=True)
     positive = l2sum > 0
-    l2norm = where(positive, sqrt(where(positive, l2sum, 1)), l2sum)
+    l2norm = select(positive, sqrt(select(positive, l2sum, 1)), l2sum)
     return t * clip_norm / maximum(l2norm, clip_norm)

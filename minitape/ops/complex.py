@@ -1,26 +1,20 @@
 """Complex numbers: complex, real, imag, conj, angle.
 
-TensorFlow's convention for gradients through complex numbers (which every
-rule here and in the families above follows): for a real loss L of a complex
-z = x + iy, the gradient a tape returns is dL/dx + i dL/dy. For a holomorphic
-f, that is the upstream gradient times the CONJUGATE of f'(z): TensorFlow's
-_SinGrad is `grad * cos(conj(z))`. JAX returns the conjugate of this (its
-`grad` of a real loss is dL/dx - i dL/dy), autograd the same as JAX; the
-docs/differences.md says so. Forward mode (JVP) is plain calculus,
-f'(z) times the tangent, in all three.
-
-The five ops here are linear over the reals, so each rule is one line. They
-sit below elementwise.py, whose rules take the conjugates they need with
-`conj` (free for real tensors: it returns them as they are); their own rules
-use the operators (`-`, `/`), which elementwise.py provides.
+Gradients through complex numbers follow TensorFlow's convention
+(`conjugation.py` says what it is and where it is applied). The five ops here
+are linear over the reals, so each rule is one line. They sit below the
+declaration machinery, which takes the conjugates it needs with `conj` (free
+for real tensors: it returns them as they are); their own rules use the
+operators (`-`, `/`), which elementwise.py provides.
 """
 import numpy as np
 
-from ..registry import NotDifferentiable, RegisterGradient, RegisterJVP, batch_ndim
+from ..registry import batch_ndim
 from .broadcasting import full_tangent, lift, unbroadcast
 from ..tensor import Tensor
-from .core import (REAL_SCALARS, broadcast_error, elementwise_shape, emit, operands, replay,
-                   tangent_batch, tensor_input)
+from .core import (REAL_SCALARS, broadcast_error, elementwise_shape, emit, operands, tangent_batch,
+                   tensor_input)
+from .declaration import declare
 
 _COMPLEX_OF = {np.dtype(np.float32): np.dtype(np.complex64),
                np.dtype(np.float64): np.dtype(np.complex128)}
@@ -42,7 +36,6 @@ def complex(real, imag, name=None):
     return emit("Complex", value, (x, y), None, name)
 
 
-@RegisterGradient("Complex", batch_safe=True)
 def _complex_grad(op, grad):
     # d(x + iy): the real part of the upstream gradient goes to x, the imaginary to y
     x, y = op.inputs
@@ -51,18 +44,19 @@ def _complex_grad(op, grad):
             unbroadcast(imag(grad), y.shape, nb) if op.needs[1] else None)
 
 
-@RegisterJVP("Complex", batch_safe=True)
 def _complex_jvp(op, tx, ty):
     x, y = op.inputs
     batch = tangent_batch(op, (tx, ty))
     ndim = op.outputs[0].ndim
     zero = np.zeros((), x.dtype)
-    t = complex(zero if tx is None else lift(tx, x, ndim), zero if ty is None else lift(ty, y, ndim))
+    t = complex(zero if tx is None else lift(tx, x, ndim),
+                zero if ty is None else lift(ty, y, ndim))
     return full_tangent(t, batch + op.outputs[0].shape)
 
 
-replay("Complex", lambda xs, attrs, out_shapes: complex(xs[0], xs[1]), arity=2,
-       shape=elementwise_shape)
+declare("Complex", _complex_grad, _complex_jvp,
+        replay=lambda xs, attrs, out_shapes: complex(xs[0], xs[1]), arity=2,
+        shape=elementwise_shape)
 
 
 def _complex_part(op_type, op_name, numpy_fn, of_real, doc):
@@ -84,8 +78,8 @@ def _zeros_like(x):
     return emit("ZerosLike", np.zeros_like(x._value), (x,))
 
 
-NotDifferentiable("ZerosLike")
-replay("ZerosLike", lambda xs, attrs, out_shapes: _zeros_like(xs[0]), shape=elementwise_shape)
+declare("ZerosLike", differentiable=False,
+        replay=lambda xs, attrs, out_shapes: _zeros_like(xs[0]), shape=elementwise_shape)
 
 real = _complex_part("Real", "real", np.real, lambda x: x,
                      "The real part (a float tensor); a real input is returned as it is.")
@@ -93,30 +87,28 @@ imag = _complex_part("Imag", "imag", np.imag, _zeros_like,
                      "The imaginary part (a float tensor); zeros for a real input.")
 
 
-@RegisterGradient("Real", batch_safe=True)
 def _real_grad(op, grad):
     return complex(grad, np.zeros((), grad.dtype))  # d(re z) = dx: grad + 0i
 
 
-@RegisterJVP("Real", batch_safe=True)
 def _real_jvp(op, t):
     return real(t)
 
 
-replay("Real", lambda xs, attrs, out_shapes: real(xs[0]), shape=elementwise_shape)
+declare("Real", _real_grad, _real_jvp, replay=lambda xs, attrs, out_shapes: real(xs[0]),
+        shape=elementwise_shape)
 
 
-@RegisterGradient("Imag", batch_safe=True)
 def _imag_grad(op, grad):
     return complex(np.zeros((), grad.dtype), grad)  # d(im z) = dy: 0 + grad i
 
 
-@RegisterJVP("Imag", batch_safe=True)
 def _imag_jvp(op, t):
     return imag(t)
 
 
-replay("Imag", lambda xs, attrs, out_shapes: imag(xs[0]), shape=elementwise_shape)
+declare("Imag", _imag_grad, _imag_jvp, replay=lambda xs, attrs, out_shapes: imag(xs[0]),
+        shape=elementwise_shape)
 
 
 def conj(x, name=None):
@@ -129,13 +121,12 @@ def conj(x, name=None):
     return emit("Conj", np.conj(x._value), (x,), None, name)
 
 
-@RegisterGradient("Conj", batch_safe=True)
 def _conj_grad(op, grad):
     return conj(grad)  # conj(x + iy) = x - iy: dL/dx + i dL/dy flips its imaginary part
 
 
-RegisterJVP("Conj", batch_safe=True)(_conj_grad)  # linear: the tangent is conjugated too
-replay("Conj", lambda xs, attrs, out_shapes: conj(xs[0]), shape=elementwise_shape)
+declare("Conj", _conj_grad, _conj_grad,  # linear: the tangent is conjugated too
+        replay=lambda xs, attrs, out_shapes: conj(xs[0]), shape=elementwise_shape)
 
 
 def angle(input, name=None):
@@ -151,7 +142,6 @@ def angle(input, name=None):
     return emit("Angle", value, (x,), None, name)
 
 
-@RegisterGradient("Angle", batch_safe=True)
 def _angle_grad(op, grad):
     # angle(z) = atan2(y, x): d/dx = -y / |z|^2, d/dy = x / |z|^2, which as
     # dL/dx + i dL/dy is -grad / (y + ix) (TensorFlow's _AngleGrad); NaN at z = 0.
@@ -162,10 +152,10 @@ def _angle_grad(op, grad):
     return -complex(grad, np.zeros((), grad.dtype)) / complex(imag(z), real(z))
 
 
-@RegisterJVP("Angle", batch_safe=True)
 def _angle_jvp(op, t):
     # d angle = Im(dz / z) (angle(z) is the imaginary part of log z); NaN at z = 0.
     return imag(t / op.inputs[0]) if op.inputs[0].dtype.kind == "c" else None
 
 
-replay("Angle", lambda xs, attrs, out_shapes: angle(xs[0]), shape=elementwise_shape)
+declare("Angle", _angle_grad, _angle_jvp, replay=lambda xs, attrs, out_shapes: angle(xs[0]),
+        shape=elementwise_shape)

@@ -1,6 +1,6 @@
 """Ops that change how gradients flow, not values: stop_gradient."""
-from ..registry import NotDifferentiable
-from .core import emit, tensor_input
+from .core import elementwise_shape, emit, first_input_dtype, tensor_input
+from .declaration import declare, gives_its_input
 
 
 def stop_gradient(input, name=None):
@@ -10,4 +10,7 @@ def stop_gradient(input, name=None):
     return emit("StopGradient", x._value, (x,), None, name)
 
 
-NotDifferentiable("StopGradient")
+declare("StopGradient", differentiable=False,
+        replay=lambda xs, attrs, out_shapes: stop_gradient(xs[0]), shape=elementwise_shape,
+        dtype=first_input_dtype, rank_free=True,
+        simplify={"unchanged": gives_its_input})

@@ -10,7 +10,9 @@ from .. import arguments, nest
 from .. import tensor as _values
 from ..context import state
 from ..recording import record
+from ..registry import batch_ndim
 from ..tensor import Tensor, TensorLike, Variable, holds_tensors, new_id
+from .declaration import declare
 
 _new_tensor = Tensor.__new__
 
@@ -91,13 +93,13 @@ def packed_operand(op_name, value, like, lists=True):
     return operand(value, like, op_name)
 
 
-def pack(op_name, values, dtype=None, cast=False):
+def pack(op_name, values, dtype=None, casting=False):
     """A (nested) list or tuple holding tensors, variables and numbers as one
     tensor, the way TensorFlow's `convert_to_tensor` auto-packs it: a recorded
-    `Pack` (the op of `mt.stack`, whose rules live in `shapes.py`) of its
+    `Pack` (the op of `mt.stack`, declared below) of its
     entries, so the tensors keep their gradients. The dtype is the first
     tensor's and numbers take it; a tensor of another dtype is an error, unless
-    the caller asked for `dtype` (`cast=True`): then tensors are cast to it, as
+    the caller asked for `dtype` (`casting=True`): then tensors are cast to it, as
     TensorFlow does."""
     if dtype is None:
         dtype = first_dtype(values)
@@ -106,19 +108,65 @@ def pack(op_name, values, dtype=None, cast=False):
         if isinstance(v, TensorLike):
             t = _values.convert_to_tensor(v)
             if t._value.dtype != dtype:
-                if not cast:
+                if not casting:
                     raise TypeError(f"{op_name}: cannot pack a {t.dtype} tensor into a list "
                                     f"of {dtype} (the first tensor's dtype); cast with mt.cast")
-                t = emit("Cast", t._value.astype(dtype), (t,), {"DstT": dtype})
+                t = cast(t, dtype)
         elif holds_tensors(v):
-            t = pack(op_name, v, dtype, cast)
+            t = pack(op_name, v, dtype, casting)
         else:
             t = Tensor(np.array(_values._to_numpy(v, dtype, op_name)))
         parts.append(t)
     if len({t._value.shape for t in parts}) > 1:
         raise ValueError(f"{op_name}: cannot pack a list of tensors of different shapes "
                          f"{[t.shape for t in parts]}")
-    return emit("Pack", np.stack([t._value for t in parts]), tuple(parts), {"axis": 0})
+    return stack_tensors(parts, 0)
+
+
+# --- the two ops every op may record while converting its arguments ------------------
+# A list holding tensors is packed (`Pack`, the op of `mt.stack`) and a tensor
+# of another dtype cast (`Cast`, the op of `mt.cast`); `shapes.stack` and
+# `elementwise.cast` are the public names.
+
+def stack_tensors(xs, axis, name=None):
+    """Record the stack of tensors `xs` (one shape and dtype, checked by the
+    caller) along a new `axis` in [0, rank]."""
+    return emit("Pack", np.stack([x._value for x in xs], axis=axis), tuple(xs), {"axis": axis},
+                name)
+
+
+def zeros_for_missing(op, tangents):
+    """The tangents of every input, with zeros where one is None."""
+    batch = tangent_batch(op, tangents)
+    return [constant_like(np.zeros(batch + x.shape, x.dtype)) if t is None else t
+            for t, x in zip(tangents, op.inputs)]
+
+
+def _stack_grad(op, grad):
+    lead = (slice(None),) * (batch_ndim(op, grad) + op.attrs["axis"])
+    return [grad[lead + (i,)] for i in range(len(op.inputs))]
+
+
+def _stack_jvp(op, *tangents):
+    nb = len(tangent_batch(op, tangents))
+    return stack_tensors(zeros_for_missing(op, tangents), nb + op.attrs["axis"])
+
+
+def _stack_shape(shapes, attrs, declared):
+    a = shapes[0]
+    axis = attrs["axis"]
+    if not -len(a) - 1 <= axis < len(a) + 1:
+        raise ValueError(f"axis {axis} is out of range for rank {len(a) + 1}")
+    axis %= len(a) + 1
+    if any(s != a for s in shapes):
+        raise ValueError("stacks tensors of different shapes")
+    return (a[:axis] + (len(shapes),) + a[axis:],), 0
+
+
+def _stack_dtype(dtypes, attrs):
+    if len(set(dtypes)) > 1:
+        raise ValueError(f"stacks tensors of different dtypes {[str(d) for d in dtypes]}")
+    return (dtypes[0],)
 
 
 def convert_to_tensor(value, dtype=None, name=None):
@@ -127,7 +175,7 @@ def convert_to_tensor(value, dtype=None, name=None):
     recorded), anything else is copied into a new constant."""
     if holds_tensors(value):
         return pack("convert_to_tensor", value,
-                    _values.as_dtype(dtype, "convert_to_tensor"), cast=dtype is not None)
+                    _values.as_dtype(dtype, "convert_to_tensor"), casting=dtype is not None)
     return _values.convert_to_tensor(value, dtype, name)
 
 
@@ -140,6 +188,22 @@ def _converted(op_name, x):
         if str(e).startswith(op_name + ":"):
             raise
         raise type(e)(f"{op_name}: {e}") from None
+
+
+def complex_error(op_name, x):
+    return TypeError(f"{op_name}: complex input (dtype {x.dtype}) is not supported, "
+                     "as in TensorFlow")
+
+
+def real_input(op_name, x, floating=False):
+    """`x` as a tensor (a floating-point one if `floating`), not complex: for the
+    ops TensorFlow has no complex kernel for, mostly those that order numbers
+    (max, comparisons, relu, softmax), where NumPy would order complex numbers
+    lexicographically and give meaningless results."""
+    x = (float_input if floating else tensor_input)(op_name, x)
+    if x._value.dtype.kind == "c":
+        raise complex_error(op_name, x)
+    return x
 
 
 def tensor_input(op_name, x):
@@ -253,40 +317,7 @@ def tangent_batch(op, tangents):
     return ()
 
 
-# How a traced graph replays each op type (`graph.py` builds its table from
-# this, and the compiler calls the op through it where it has no NumPy line of
-# its own). An op family declares its op types next to their rules:
-#     replay("Tan", lambda xs, attrs, out_shapes: tan(xs[0]), shape=elementwise_shape)
-# `arity` is the number of inputs (None: any), and `attrs_of(op)` takes from a
-# recorded Operation the attributes `run` needs (the attrs must be plain data:
-# None, bools, numbers, strings, NumPy dtypes, and tuples or lists of them).
-#
-# A saved model (minitape/saved_model/) holds an op type only if its family also
-# says, without running anything, what the op gives and costs:
-# `shape(in_shapes, attrs, declared)` returns (output shapes, work): one shape
-# tuple per output, worked out from the inputs' shapes and the attributes, and
-# the element operations beyond reading the inputs and writing the outputs
-# (n^3 for a factorisation of an n x n matrix); `declared` holds the output
-# shapes the graph declares (None: any shape), for the few ops whose output
-# shape is an attribute of the trace or depends on values (the loader trusts
-# it, bounded, and the replay checks it at each call). It raises ValueError
-# for shapes or attributes the op refuses. `dtype(in_dtypes, attrs)` gives the
-# output dtypes; without it the loader runs the op once on one-element inputs
-# to find them (so give it where such inputs would not do: indices, sizes
-# taken from attributes).
-REPLAYS = {}
-SHAPES = {}  # op type -> (shape rule, dtype rule or None): what saved models check
-
-
-def replay(op_type, run, arity=1, attrs_of=None, shape=None, dtype=None):
-    """Declare how a traced graph runs `op_type` again on new inputs (and,
-    with `shape`, how a saved model checks it without running it)."""
-    REPLAYS[op_type] = (run, arity, attrs_of)
-    if shape is not None:
-        SHAPES[op_type] = (shape, dtype)
-
-
-# --- shape rules the families share (see `replay`) ---------------------------------
+# --- shape rules the families share (`Declaration.shape`) ---------------------------------
 
 def elementwise_shape(shapes, attrs, declared):
     """Inputs broadcast together (the loader counts reading and writing them)."""
@@ -353,11 +384,14 @@ def with_numbers(rule, *names):
 
 
 def reduction_shape(shapes, attrs, declared):
-    """A reduction over attrs["axis"] (a tuple of axes) with attrs["keepdims"]."""
+    """A reduction over attrs["axis"] (a tuple of axes; None: all axes, in
+    graphs for inputs of any rank) with attrs["keepdims"]."""
     shape = shapes[0]
+    keep = attr_bool(attrs, "keepdims")
+    if attrs["axis"] is None:
+        return ((1,) * len(shape) if keep else (),), 0
     rank = max(len(shape), 1)  # a scalar takes axis 0 (or -1)
     axes = {a % rank for a in attr_ints(attrs, "axis", -rank, rank - 1)}
-    keep = attr_bool(attrs, "keepdims")
     return (tuple(1 if k in axes else n for k, n in enumerate(shape)
                   if keep or k not in axes),), 0
 
@@ -375,3 +409,56 @@ def index_dtypes(*positions):
             raise ValueError(f"indices must be integers, got {[str(d) for d in dtypes]}")
         return ([d for i, d in enumerate(dtypes) if i not in positions][0],)
     return rule
+
+
+# --- cast: to another dtype, differentiable between floating dtypes ------------------
+
+
+def cast(x, dtype, name=None):
+    """`x` converted to `dtype`; differentiable between floating dtypes."""
+    x = tensor_input("cast", x) if not isinstance(x, Tensor) else x
+    dtype = arguments.dtype("cast", dtype)
+    if x.dtype.kind not in "biufc":
+        raise TypeError(f"cast: cannot cast a {x.dtype} tensor to {dtype}")
+    if x.dtype == dtype:
+        return x
+    v = x._value
+    if v.dtype.kind == "c" and dtype.kind != "c":
+        v = v.real  # the real part, as TensorFlow's cast (NumPy would warn)
+    return emit("Cast", v.astype(dtype), (x,), {"DstT": dtype}, name)
+
+
+def _cast_gradient(op, grad):
+    x = op.inputs[0]
+    if x.dtype.kind in "fc" and grad.dtype.kind in "fc":
+        return cast(grad, x.dtype)
+    return None
+
+
+def _cast_jvp(op, t):
+    dtype = op.attrs["DstT"]
+    return cast(t, dtype) if dtype.kind in "fc" else None
+
+
+def _cast_shape(shapes, attrs, declared):
+    dtype = attrs["DstT"]
+    if not isinstance(dtype, np.dtype) or dtype.kind not in "biufc":
+        raise ValueError(f"attribute DstT = {dtype!r:.60} is not a numeric dtype")
+    return (tuple(shapes[0]),), 0
+
+
+declare("Cast", _cast_gradient, _cast_jvp,
+        replay=lambda xs, attrs, out_shapes: cast(xs[0], attrs["DstT"]),
+        attrs_of=lambda op: {"DstT": np.dtype(op.attrs["DstT"])},
+        shape=_cast_shape, dtype=lambda dtypes, attrs: (attrs["DstT"],),
+        line="{0}.astype({dtype})", line_attrs=lambda attrs, out_shapes, in_dtypes: {
+            "dtype": np.dtype(attrs["DstT"])},
+        smooth=True, rank_free=True, attr_kinds={"DstT": "dtype"})
+
+
+declare("Pack", _stack_grad, _stack_jvp, arity=None,
+        replay=lambda xs, attrs, out_shapes: stack_tensors(xs, attrs["axis"] % (xs[0].ndim + 1)),
+        attrs_of=lambda op: {"axis": op.attrs["axis"]}, shape=_stack_shape, dtype=_stack_dtype,
+        line="np.stack(({inputs},), {axis})", word="stack",
+        line_attrs=lambda attrs, out_shapes, in_dtypes: {"axis": attrs["axis"]},
+        smooth=True, attr_kinds={"axis": "axis"})

@@ -1,4 +1,5 @@
-"""Tensors made from nothing: zeros, ones, eye, linspace, range (constants).
+"""Tensors made from nothing: zeros, ones, eye, range (constants; linspace,
+whose ends may be tensors, is in `evenly_spaced.py`).
 
 Their arguments are checked first (`arguments`): a negative size, a float
 where a count goes, a dtype that is not one of numbers all raise an error
@@ -6,11 +7,9 @@ naming the op."""
 import numpy as np
 
 from .. import arguments
-from ..registry import RegisterGradient, RegisterJVP
 from ..tensor import Tensor, TensorLike, convert_to_tensor, float32, int32
-from .broadcasting import broadcast_to, reduce_sum, reshape
-from .core import (attr_int, constant_like, emit, first_input_dtype, replay,
-                   tensor_input)
+from .broadcasting import broadcast_to
+from .core import (tensor_input)
 
 
 def zeros(shape, dtype=float32, name=None):
@@ -64,7 +63,7 @@ def eye(num_rows, num_columns=None, batch_shape=None, dtype=float32, name=None):
     return Tensor(m)
 
 
-def _number(op_name, what, value, recorded=False):
+def number_argument(op_name, what, value, recorded=False):
     """A real number argument (start, stop, delta) as a NumPy 0-d array. A
     `recorded` argument is an input of the op that uses it (linspace's ends), so
     its value here is no Python value a trace depends on (`value_read`)."""
@@ -73,72 +72,6 @@ def _number(op_name, what, value, recorded=False):
         raise TypeError(f"{op_name}: {what} must be a real number, got "
                         f"{type(value).__name__} {value!r}")
     return array
-
-
-def linspace(start, stop, num, name=None):
-    """`num` evenly spaced values from start to stop, inclusive (float32 for
-    Python floats, float64 for integers, like TensorFlow). Differentiable in
-    start and stop when they are tensors (an op, `LinSpace`)."""
-    num = arguments.size("linspace", "num", num)
-    start_ = _number("linspace", "start", start, recorded=True)
-    stop_ = _number("linspace", "stop", stop, recorded=True)
-    # Python numbers take the dtype of a tensor or array beside them
-    typed = [a.dtype for e, a in ((start, start_), (stop, stop_))
-             if isinstance(e, (TensorLike, np.ndarray, np.generic))]
-    floats = [d for d in typed if d.kind == "f"]
-    if len(set(floats)) > 1:
-        raise TypeError(f"linspace: start and stop have different dtypes {floats[0]} and "
-                        f"{floats[1]}; cast one with mt.cast")
-    dtype = floats[0] if floats else np.result_type(start_.dtype, stop_.dtype)
-    if dtype.kind in "iu":
-        dtype = np.dtype(np.float64)  # TensorFlow: linspace(0, 1, 3) is float64 [0, .5, 1]
-    elif not typed and dtype == np.float64:
-        dtype = float32               # Python floats: float32
-    start_, stop_ = start_.astype(dtype), stop_.astype(dtype)
-    value = np.linspace(start_, stop_, num, dtype=dtype)
-    if not isinstance(start, TensorLike) and not isinstance(stop, TensorLike):
-        return Tensor(value)  # nothing a tape could track: a constant
-    ends = [convert_to_tensor(e) if isinstance(e, TensorLike) and e.dtype == dtype
-            else Tensor(a) for e, a in ((start, start_), (stop, stop_))]
-    return emit("LinSpace", value, tuple(ends), {"num": num}, name)
-
-
-def _linspace_weights(op):
-    """w_i = i / (num - 1): value_i = start * (1 - w_i) + stop * w_i (w = [0] for
-    num = 1, whose one value is start)."""
-    num = op.attrs["num"]
-    w = np.arange(num, dtype=op.outputs[0].dtype) / max(num - 1, 1)
-    return constant_like(1 - w), constant_like(w)
-
-
-@RegisterGradient("LinSpace", batch_safe=True)
-def _linspace_grad(op, grad):
-    """d/dstart = sum_i grad_i (1 - w_i), d/dstop = sum_i grad_i w_i (over the
-    last axis; leading batch dims of grad are kept)."""
-    w_start, w_stop = _linspace_weights(op)
-    return (reduce_sum(grad * w_start, -1) if op.needs[0] else None,
-            reduce_sum(grad * w_stop, -1) if op.needs[1] else None)
-
-
-@RegisterJVP("LinSpace", batch_safe=True)
-def _linspace_jvp(op, t_start, t_stop):
-    """t_start (1 - w) + t_stop w, each tangent (maybe a batch) against w."""
-    w_start, w_stop = _linspace_weights(op)
-    terms = [reshape(t, t.shape + (1,)) * w for t, w in ((t_start, w_start), (t_stop, w_stop))
-             if t is not None]
-    return terms[0] if len(terms) == 1 else terms[0] + terms[1]
-
-
-def _linspace_shape(shapes, attrs, declared):
-    num = attr_int(attrs, "num", 0, 1 << 40)
-    if shapes[0] or shapes[1]:
-        raise ValueError(f"start and stop must be scalars, got shapes {shapes}")
-    return ((num,),), 0
-
-
-replay("LinSpace", lambda xs, attrs, out_shapes: linspace(xs[0], xs[1], attrs["num"]),
-       arity=2, attrs_of=lambda op: {"num": op.attrs["num"]}, shape=_linspace_shape,
-       dtype=first_input_dtype)
 
 
 # TensorFlow's order for range's dtype: the widest of its arguments' wins
@@ -170,7 +103,7 @@ def range(start, limit=None, delta=1, dtype=None, name="range"):
     if limit is None:
         start, limit = 0, start
     given = (("start", start), ("limit", limit), ("delta", delta))
-    values = [_number("range", what, v) for what, v in given]
+    values = [number_argument("range", what, v) for what, v in given]
     if dtype is None:
         # each argument converted on its own (a Python float to float32), then cast
         # to the widest, as TensorFlow does

@@ -31,11 +31,11 @@ import math
 
 import numpy as np
 
-from ..registry import RegisterGradient, RegisterJVP
 from .broadcasting import reduce_sum, reshape
 from .complex import conj, real
-from .core import attr_bool, constant_like, emit, float_input, matrix_shape, replay
-from .elementwise import cast, equal, greater, not_equal, where
+from .core import attr_bool, constant_like, emit, float_input, matrix_shape
+from .declaration import declare
+from .elementwise import cast, equal, greater, not_equal, select
 from .linalg import matmul, solve
 from .matrices import band_part, diag, diag_part, set_diag
 from .shapes import concat, expand_dims, matrix_transpose
@@ -83,11 +83,11 @@ def _lower_gradient(g):
 # those it was traced with.
 
 def _and(a, b):
-    return where(a, b, a)
+    return select(a, b, a)
 
 
 def _or(a, b):
-    return where(a, a, b)
+    return select(a, a, b)
 
 
 def _inverse_gaps(e):
@@ -97,7 +97,7 @@ def _inverse_gaps(e):
     d = expand_dims(e, -2) - expand_dims(e, -1)
     zero, one = np.zeros((), e.dtype), np.ones((), e.dtype)
     same = equal(d, zero)
-    f = where(same, zero, 1.0 / where(same, one, d))
+    f = select(same, zero, 1.0 / select(same, one, d))
     ties = _and(same, constant_like(~np.eye(e.shape[-1], dtype=bool)))
     return f, ties
 
@@ -129,7 +129,7 @@ def _tied_values(ties, weights, p=None):
 def _nan_where(term, bad):
     """`term` with NaN where the boolean tensor `bad` is True."""
     nan = np.array(np.nan, term.dtype)
-    return where(bad, nan, term)
+    return select(bad, nan, term)
 
 
 # --- Cholesky --------------------------------------------------------------------------
@@ -149,7 +149,6 @@ def cholesky(input, name=None):
     return emit("Cholesky", value, (a,), None, name)
 
 
-@RegisterGradient("Cholesky", batch_safe=True)
 def _cholesky_grad(op, grad):
     """A = L L^T: dA = dL L^T + L dL^T, so dL = L Phi(L^-1 dA L^-T). Its
     adjoint: grad_A = sym(L^-T Phi(L^T grad) L^-1) (Murray 2016), symmetric,
@@ -161,7 +160,6 @@ def _cholesky_grad(op, grad):
     return 0.5 * (s + _T(s))
 
 
-@RegisterJVP("Cholesky", batch_safe=True)
 def _cholesky_jvp(op, t):
     """dL = L Phi(L^-1 dA L^-T), dA symmetrised as the gradient is."""
     lo = op.outputs[0]
@@ -170,8 +168,8 @@ def _cholesky_jvp(op, t):
     return matmul(lo, _phi(x))
 
 
-replay("Cholesky", lambda xs, a, o: cholesky(xs[0]),
-       shape=lambda shapes, a, declared: ((shapes[0],), cubic(shapes, a, declared)[2]))
+declare("Cholesky", _cholesky_grad, _cholesky_jvp, replay=lambda xs, a, o: cholesky(xs[0]),
+        shape=lambda shapes, a, declared: ((shapes[0],), cubic(shapes, a, declared)[2]))
 
 
 # --- QR ----------------------------------------------------------------------------------
@@ -219,7 +217,6 @@ def _qr_checked(op):
     return q, r, m, n
 
 
-@RegisterGradient("Qr", batch_safe=True)
 def _qr_grad(op, dq, dr):
     """Square and deep A: `_qr_deep_grad`. Wide A = [X, Y] (m < n): R = [U, V]
     with X = Q U (a square QR) and Y = Q V, so V = Q^T Y sends dQ += Y dV^T
@@ -245,7 +242,6 @@ def _qr_deep_jvp(q, r, da):
     return b - matmul(q, upper), matmul(upper, r)
 
 
-@RegisterJVP("Qr", batch_safe=True)
 def _qr_jvp(op, t):
     q, r, m, n = _qr_checked(op)
     if m >= n:
@@ -263,8 +259,8 @@ def _qr_shape(shapes, attrs, declared):
     return (batch + (m, cols), batch + (cols, n)), math.prod(batch) * m * n * max(k, 1)
 
 
-replay("Qr", lambda xs, a, o: qr(xs[0], a["full_matrices"]),
-       attrs_of=lambda op: {"full_matrices": op.attrs["full_matrices"]}, shape=_qr_shape)
+declare("Qr", _qr_grad, _qr_jvp, replay=lambda xs, a, o: qr(xs[0], a["full_matrices"]),
+        attrs_of=lambda op: {"full_matrices": op.attrs["full_matrices"]}, shape=_qr_shape)
 
 
 # --- eigh and eigvalsh --------------------------------------------------------------
@@ -290,7 +286,6 @@ def eigvalsh(tensor, name=None):
                 {"compute_v": False}, name)
 
 
-@RegisterGradient("SelfAdjointEigV2", batch_safe=True)
 def _eigh_grad(op, ge, gv=None):
     """de_i = v_i^H dA v_i and dV = V (F o V^H dA V), F_ij = 1/(e_j - e_i)
     (Giles 2008, 3.1; Ionescu 2015), so grad_A = V (diag(ge) + F o V^H gV) V^H,
@@ -313,7 +308,6 @@ def _eigh_grad(op, ge, gv=None):
     return _lower_gradient(matmul(matmul(v, mid), v, adjoint_b=True))
 
 
-@RegisterJVP("SelfAdjointEigV2", batch_safe=True)
 def _eigh_jvp(op, t):
     """P = V^H dA V (dA made symmetric, or Hermitian, from its lower
     triangle): de = diag(P) (real), dV = V (F o P) (no turn of the phases)."""
@@ -342,8 +336,9 @@ def _eig_shape(shapes, attrs, declared):
     return ((values, shapes[0]) if attr_bool(attrs, "compute_v") else (values,)), 10 * work
 
 
-replay("SelfAdjointEigV2", lambda xs, a, o: eigh(xs[0]) if a["compute_v"] else eigvalsh(xs[0]),
-       attrs_of=lambda op: {"compute_v": op.attrs["compute_v"]}, shape=_eig_shape)
+declare("SelfAdjointEigV2", _eigh_grad, _eigh_jvp,
+        replay=lambda xs, a, o: eigh(xs[0]) if a["compute_v"] else eigvalsh(xs[0]),
+        attrs_of=lambda op: {"compute_v": op.attrs["compute_v"]}, shape=_eig_shape)
 
 
 # --- SVD ----------------------------------------------------------------------------------
@@ -380,7 +375,7 @@ def _divided_by_s(x, s):
     """diag(1/s) X, NaN in the rows where s = 0 and X is not 0 (the singular
     vectors of a rank-deficient matrix have no derivative there)."""
     zero = expand_dims(equal(s, np.zeros((), s.dtype)), -1)
-    safe = where(zero, np.ones((), s.dtype), expand_dims(s, -1))
+    safe = select(zero, np.ones((), s.dtype), expand_dims(s, -1))
     return _nan_where(x / _as(safe, x), _and(zero, not_equal(x, np.zeros((), x.dtype))))
 
 
@@ -390,7 +385,6 @@ def _phase_turn(d, s):
     return _divided_by_s(diag(0.5 * (d - conj(d))), s)
 
 
-@RegisterGradient("Svd", batch_safe=True)
 def _svd_grad(op, gs, gu=None, gv=None):
     """Townsend 2016, as TensorFlow (for m <= n; m > n works on A^H):
     with F_ij = 1/(s_j^2 - s_i^2), J = F o (U^H gU), K = F o (V^H gV),
@@ -433,7 +427,6 @@ def _svd_grad(op, gs, gu=None, gv=None):
     return _H(grad) if deep else grad
 
 
-@RegisterJVP("Svd", batch_safe=True)
 def _svd_jvp(op, t):
     """For m >= n (else on A^H): dP = U^H dA V, ds = Re diag(dP),
     dU = U (F o (dP S + S dP^H)) + (I - U U^H) dA V S^-1,
@@ -491,9 +484,11 @@ def _svd_shape(shapes, attrs, declared):
     return (batch + (k,), batch + (m, m if full else k), batch + (n, n if full else k)), work
 
 
-replay("Svd", lambda xs, a, o: svd(xs[0], a["full_matrices"], a["compute_uv"]),
-       attrs_of=lambda op: {"full_matrices": op.attrs["full_matrices"],
-                            "compute_uv": op.attrs["compute_uv"]}, shape=_svd_shape)
+declare("Svd", _svd_grad, _svd_jvp,
+        replay=lambda xs, a, o: svd(xs[0], a["full_matrices"], a["compute_uv"]),
+        attrs_of=lambda op: {"full_matrices": op.attrs["full_matrices"],
+                            "compute_uv": op.attrs["compute_uv"]},
+        shape=_svd_shape)
 
 
 # --- the spectral norm: the largest singular value ---------------------------------
@@ -512,7 +507,6 @@ def _top_direction(a):
     return matmul(u[..., :, :1], v[..., :, :1], adjoint_b=True)
 
 
-@RegisterGradient("SpectralNorm", batch_safe=True)
 def _spectral_norm_grad(op, grad):
     """d sigma_1 = Re(u1^H dA v1), so grad_A = grad * u1 v1^H (Giles 2008; TF's
     _SvdGrad with compute_uv=False); complex A in TensorFlow's convention, as
@@ -522,7 +516,6 @@ def _spectral_norm_grad(op, grad):
     return _as(reshape(grad, grad.shape + (1, 1)), a) * direction
 
 
-@RegisterJVP("SpectralNorm", batch_safe=True)
 def _spectral_norm_jvp(op, t):
     """d sigma_1 = Re(sum(conj(u1 v1^H) * dA))."""
     d = reduce_sum(conj(_top_direction(op.inputs[0])) * t, axis=[-2, -1])
@@ -535,8 +528,8 @@ def _spectral_shape(shapes, attrs, declared):
     return (batch,), 10 * math.prod(batch) * m * n * max(m, n, 1)
 
 
-replay("SpectralNorm", lambda xs, attrs, out_shapes: spectral_norm(xs[0]),
-       shape=_spectral_shape)
+declare("SpectralNorm", _spectral_norm_grad, _spectral_norm_jvp,
+        replay=lambda xs, attrs, out_shapes: spectral_norm(xs[0]), shape=_spectral_shape)
 
 
 # --- eig (general square matrices; complex results) ------------------------------------
@@ -574,27 +567,15 @@ def eigvals(tensor, name=None):
                 name)
 
 
-# TensorFlow's Conj and Real op types. Their gradient, JVP and replay rules
-# belong to the complex-number family (ops/complex.py); the eig rules below only
-# make them, so first derivatives never need those rules, higher ones do.
-def _conj(x):
-    return emit("Conj", np.conj(x._value), (x,))
-
-
-def _real(x):
-    return emit("Real", np.real(x._value), (x,))
-
-
 def _real_as_complex(x):
-    return cast(_real(x), x.dtype)
+    return cast(real(x), x.dtype)
 
 
 def _to_input_dtype(g, a):
     """A complex gradient for a real input keeps its real part (TensorFlow casts)."""
-    return g if a.dtype.kind == "c" else _real(g)
+    return g if a.dtype.kind == "c" else real(g)
 
 
-@RegisterGradient("Eig", batch_safe=True)
 def _eig_grad(op, ge, gv=None):
     """TensorFlow's rule (Boeddeker et al. 2017, eq. 4.77), in its convention
     (upstream times the conjugate derivative): with W = V^H,
@@ -607,19 +588,18 @@ def _eig_grad(op, ge, gv=None):
     f, ties = _inverse_gaps(op.outputs[0])
     if not op.attrs["compute_v"]:
         _, v = eig(a)
-        w = _T(_conj(v))
+        w = _T(conj(v))
         mid = diag(ge)
     else:
         v = op.outputs[1]
-        w = _T(_conj(v))
+        w = _T(conj(v))
         wgv = matmul(w, gv)
         inner = wgv - matmul(matmul(w, v), diag(_real_as_complex(diag_part(wgv))))
-        mid = diag(ge) + _undefined_at_ties(_conj(f) * inner, ties, inner)
+        mid = diag(ge) + _undefined_at_ties(conj(f) * inner, ties, inner)
     mid = _nan_where(mid, _tied_values(ties, ge))
     return _to_input_dtype(solve(w, matmul(mid, w)), a)
 
 
-@RegisterJVP("Eig", batch_safe=True)
 def _eig_jvp(op, t):
     """P = V^-1 dA V: de = diag(P), and dV = V (F o P), less each column's
     component along itself that would change its length (the gauge of the
@@ -633,9 +613,10 @@ def _eig_jvp(op, t):
     if not op.attrs["compute_v"]:
         return de
     dv = matmul(v, _undefined_at_ties(f * p, ties, p))
-    along = _real_as_complex(reduce_sum(_conj(v) * dv, axis=-2, keepdims=True))
+    along = _real_as_complex(reduce_sum(conj(v) * dv, axis=-2, keepdims=True))
     return de, dv - v * along
 
 
-replay("Eig", lambda xs, a, o: eig(xs[0]) if a["compute_v"] else eigvals(xs[0]),
-       attrs_of=lambda op: {"compute_v": op.attrs["compute_v"]}, shape=_eig_shape)
+declare("Eig", _eig_grad, _eig_jvp,
+        replay=lambda xs, a, o: eig(xs[0]) if a["compute_v"] else eigvals(xs[0]),
+        attrs_of=lambda op: {"compute_v": op.attrs["compute_v"]}, shape=_eig_shape)

@@ -1,40 +1,39 @@
 """Exponentials, logarithms and reciprocals: TensorFlow's expm1, log1p, rsqrt,
-reciprocal, softsign, log_sigmoid, xlogy and xdivy (exp, log, sqrt are in
+reciprocal, softsign, log_sigmoid, xlogy, xlog1py and xdivy (exp, log, sqrt are in
 elementwise.py).
 
 expm1 and log1p keep their precision near 0 (e^x - 1 for x = 1e-10 is not
-0); xlogy and xdivy are x * log(y) and x / y made 0 where x is 0, so that
+0); xlogy, xlog1py and xdivy are x * log(y), x * log1p(y) and x / y made 0
+where x is 0, so that
 0 * log(0) terms of entropies vanish. The unary rows work as in
 trigonometric.py (unary.py makes the rules from the derivative).
 """
 import numpy as np
 
-from ..registry import RegisterGradient, RegisterJVP
-from .binary import binary, input_gradients, lifted, tangent_sum
-from .core import elementwise_shape, float_input, replay
+from .core import float_input
 from .elementwise import abs, cast, exp, negative, not_equal, square
 from .nn import softplus
-from .unary import unary
+from .partials import binary, unary
 
 # name, op type, forward, derivative f'(x) (y = f(x)), doc
 expm1 = unary("expm1", "Expm1", np.expm1,
               lambda x, y: exp(x),
-              "e**x - 1, accurate near 0.")
+              "e**x - 1, accurate near 0.", smooth=True)
 log1p = unary("log1p", "Log1p", np.log1p,
               lambda x, y: 1 / (1 + x),                # inf at -1 (0 * inf is NaN there)
               "log(1 + x), accurate near 0.")
 rsqrt = unary("rsqrt", "Rsqrt", lambda v: 1 / np.sqrt(v),
-              lambda x, y: -0.5 * y * square(y),       # -x**-1.5 / 2, in y = x**-0.5
+              lambda x, y: -0.5 * y * (y * y),         # -x**-1.5 / 2, in y = x**-0.5
               "1 / sqrt(x). Its rules give 0 where the upstream gradient is 0 (TensorFlow's "
               "RsqrtGrad kernel does), so mt.where(x > 0, mt.math.rsqrt(x), 0.) has the "
-              "gradient 0 at x <= 0.", masked=True)
+              "gradient 0 at x <= 0.", masked="both")
 reciprocal = unary("reciprocal", "Reciprocal", lambda v: 1 / v,
-                   lambda x, y: -square(y),            # -1 / x**2; -inf at 0
+                   lambda x, y: -(y * y),              # -1 / x**2; -inf at 0
                    "1 / x. Its rules give 0 where the upstream gradient is 0, as "
-                   "TensorFlow's ReciprocalGrad kernel does.", masked=True)
+                   "TensorFlow's ReciprocalGrad kernel does.", masked="both")
 _softsign = unary("softsign", "Softsign", lambda v: v / (1 + np.abs(v)),
                   lambda x, y: 1 / square(1 + abs(x)),
-                  "", complex=False)
+                  kinds="f")
 
 
 def softsign(features, name=None):
@@ -59,12 +58,6 @@ def _where_x(forward):
     return run
 
 
-xlogy = binary("xlogy", "Xlogy", _where_x(lambda x, y: x * np.log(y)),
-               "x * log(y), and 0 where x is 0 (even where y is 0).")
-xdivy = binary("xdivy", "Xdivy", _where_x(lambda x, y: x / y),
-               "x / y, and 0 where x is 0 (even where y is 0).")
-
-
 def _nonzero(x):
     """1 where x is not 0, else 0, in x's dtype (a constant for the tapes)."""
     return cast(not_equal(x, 0), x.dtype)
@@ -74,41 +67,18 @@ def _nonzero(x):
 # choice to make them 0 where x is 0: d xlogy/dx = xlogy(x != 0, y) is log(y)
 # but 0 at x = 0, and d xlogy/dy = xdivy(x, y) is x / y but 0 at x = 0. As in
 # TensorFlow, no conjugate is taken for complex inputs here.
-
-@RegisterGradient("Xlogy", batch_safe=True)
-def _xlogy_grad(op, grad):
-    x, y = op.inputs
-    return input_gradients(op, grad, grad * xlogy(_nonzero(x), y) if op.needs[0] else None,
-                           grad * xdivy(x, y) if op.needs[1] else None)
-
-
-@RegisterJVP("Xlogy", batch_safe=True)
-def _xlogy_jvp(op, tx, ty):
-    x, y = op.inputs
-    tangents = (tx, ty)
-    tx, ty = lifted(op, tx, ty)
-    return tangent_sum(op, tangents, None if tx is None else tx * xlogy(_nonzero(x), y),
-                       None if ty is None else ty * xdivy(x, y))
-
-
-@RegisterGradient("Xdivy", batch_safe=True)
-def _xdivy_grad(op, grad):
-    # d/dx = 1 / y (0 where x is 0), d/dy = -x / y**2 (0 where x is 0)
-    x, y = op.inputs
-    return input_gradients(op, grad, grad * xdivy(_nonzero(x), y) if op.needs[0] else None,
-                           grad * xdivy(-x, square(y)) if op.needs[1] else None)
-
-
-@RegisterJVP("Xdivy", batch_safe=True)
-def _xdivy_jvp(op, tx, ty):
-    x, y = op.inputs
-    tangents = (tx, ty)
-    tx, ty = lifted(op, tx, ty)
-    return tangent_sum(op, tangents, None if tx is None else tx * xdivy(_nonzero(x), y),
-                       None if ty is None else ty * xdivy(-x, square(y)))
-
-
-replay("Xlogy", lambda xs, attrs, out_shapes: xlogy(xs[0], xs[1]), arity=2,
-       shape=elementwise_shape)
-replay("Xdivy", lambda xs, attrs, out_shapes: xdivy(xs[0], xs[1]), arity=2,
-       shape=elementwise_shape)
+xlogy = binary("xlogy", "Xlogy", _where_x(lambda x, y: x * np.log(y)),
+               partials=(lambda x, y, z: xlogy(_nonzero(x), y),
+                         lambda x, y, z: xdivy(x, y)),
+               doc="x * log(y), and 0 where x is 0 (even where y is 0).", kinds="fc",
+               conjugate=False)
+xlog1py = binary("xlog1py", "Xlog1py", _where_x(lambda x, y: x * np.log1p(y)),
+                 partials=(lambda x, y, z: xlog1py(_nonzero(x), y),   # log1p(y), 0 where x is 0
+                           lambda x, y, z: xdivy(x, y + 1)),         # x / (1 + y), the same
+                 doc="x * log1p(y) = x * log(1 + y), and 0 where x is 0 (even where y is "
+                     "-1).", kinds="fc", conjugate=False)
+xdivy = binary("xdivy", "Xdivy", _where_x(lambda x, y: x / y),
+               partials=(lambda x, y, z: xdivy(_nonzero(x), y),      # 1 / y, 0 where x is 0
+                         lambda x, y, z: xdivy(-x, square(y))),      # -x / y**2, the same
+               doc="x / y, and 0 where x is 0 (even where y is 0).", kinds="fc",
+               conjugate=False)

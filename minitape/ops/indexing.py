@@ -1,5 +1,6 @@
 """Indexing with tensors of indices: gather, gather_nd, scatter_nd,
-boolean_mask, one_hot and where(condition).
+tensor_scatter_nd_update and tensor_scatter_nd_add, boolean_mask, one_hot and
+where(condition).
 
 Two primitives carry all the calculus. GatherNd reads `params` at index
 tuples; ScatterNd adds `updates` into zeros at index tuples. Each is the
@@ -20,11 +21,12 @@ import numpy as np
 
 from .. import arguments
 from .. import tensor as _values
-from ..registry import NotDifferentiable, RegisterGradient, RegisterJVP, batch_ndim
+from ..registry import batch_ndim
 from .broadcasting import reshape
-from .core import (attr_int, attr_ints, constant_like, emit, index_dtypes, replay,
-                   tangent_batch, tensor_input)
-from .elementwise import where as _select
+from .core import (attr_int, attr_ints, constant_like, emit, index_dtypes, tangent_batch,
+                   tensor_input)
+from .declaration import declare
+from .elementwise import select
 from .shapes import concat, transpose
 
 
@@ -35,13 +37,14 @@ def _index_input(op_name, what, indices):
     return t
 
 
-def _check_bounds(op_name, idx, dims):
-    """Every row of `idx` (last axis: one coordinate per dim) inside `dims`."""
+def _check_bounds(op_name, idx, dims, shape=None):
+    """Every row of `idx` (last axis: one coordinate per dim) inside `dims`
+    (the first dims of `shape`, which the message names if given)."""
     bad = ((idx < 0) | (idx >= np.asarray(dims, dtype=np.int64))).any(axis=-1)
     if bad.any():
         where = tuple(int(i) for i in np.argwhere(bad)[0])
         raise ValueError(f"{op_name}: indices{list(where)} = {idx[where].tolist()} does "
-                         f"not index into shape {list(dims)}")
+                         f"not index into shape {list(dims if shape is None else shape)}")
 
 
 def _gather_nd_value(x, idx, nb):
@@ -68,7 +71,6 @@ def _gather_nd(params, indices, nb, name=None, op_name="gather_nd"):
                 {"batch_ndim": nb}, name)
 
 
-@RegisterGradient("GatherNd", batch_safe=True)
 def _gather_nd_grad(op, grad):
     """Each read entry gets back the gradient of each place it was read into."""
     params, indices = op.inputs
@@ -77,7 +79,6 @@ def _gather_nd_grad(op, grad):
             None)
 
 
-@RegisterJVP("GatherNd", batch_safe=True)
 def _gather_nd_jvp(op, t, t_indices):
     if t is None:
         return None
@@ -94,9 +95,10 @@ def _gather_nd_shape(shapes, attrs, declared):
     return (params[:nb] + indices[:-1] + params[nb + indices[-1]:],), 0
 
 
-replay("GatherNd", lambda xs, a, o: _gather_nd(xs[0], xs[1], a["batch_ndim"]), 2,
-       lambda op: {"batch_ndim": int(op.attrs["batch_ndim"])},
-       shape=_gather_nd_shape, dtype=index_dtypes(1))
+declare("GatherNd", _gather_nd_grad, _gather_nd_jvp,
+        replay=lambda xs, a, o: _gather_nd(xs[0], xs[1], a["batch_ndim"]), arity=2,
+        attrs_of=lambda op: {"batch_ndim": int(op.attrs["batch_ndim"])}, shape=_gather_nd_shape,
+        dtype=index_dtypes(1), smooth=True)
 
 
 def _scatter_nd(indices, updates, shape, nb, name=None, op_name="scatter_nd"):
@@ -123,14 +125,12 @@ def _scatter_nd(indices, updates, shape, nb, name=None, op_name="scatter_nd"):
                 {"shape": tuple(shape), "batch_ndim": nb}, name)
 
 
-@RegisterGradient("ScatterNd", batch_safe=True)
 def _scatter_nd_grad(op, grad):
     """Each update went to one place: its gradient is read back from there."""
     indices = op.inputs[0]
     return None, _gather_nd(grad, indices, batch_ndim(op, grad) + op.attrs["batch_ndim"])
 
 
-@RegisterJVP("ScatterNd", batch_safe=True)
 def _scatter_nd_jvp(op, t_indices, t):
     if t is None:
         return None
@@ -149,10 +149,11 @@ def _scatter_nd_shape(shapes, attrs, declared):
     return (updates[:nb] + shape,), 0
 
 
-replay("ScatterNd", lambda xs, a, o: _scatter_nd(xs[0], xs[1], a["shape"], a["batch_ndim"]),
-       2, lambda op: {"shape": tuple(int(n) for n in op.attrs["shape"]),
+declare("ScatterNd", _scatter_nd_grad, _scatter_nd_jvp,
+        replay=lambda xs, a, o: _scatter_nd(xs[0], xs[1], a["shape"], a["batch_ndim"]), arity=2,
+        attrs_of=lambda op: {"shape": tuple(int(n) for n in op.attrs["shape"]),
                       "batch_ndim": int(op.attrs["batch_ndim"])},
-       shape=_scatter_nd_shape, dtype=index_dtypes(0))
+        shape=_scatter_nd_shape, dtype=index_dtypes(0), smooth=True)
 
 
 def gather_nd(params, indices, batch_dims=0, name=None):
@@ -194,6 +195,131 @@ def scatter_nd(indices, updates, shape, name=None):
     u = tensor_input("scatter_nd", updates)
     shape = arguments.shape("scatter_nd", shape)
     return _scatter_nd(i, u, shape, 0, name)
+
+
+# --- tensor_scatter_nd_update and tensor_scatter_nd_add ----------------------------------
+# A copy of `tensor` with the slices at the index tuples replaced (update) or
+# added to (add). TensorFlow's rules (array_grad.py): add passes the upstream
+# gradient to `tensor` as it is and gathers it at the indices for `updates`;
+# update passes it to `tensor` with zeros where the updates went, and gathers
+# it for `updates`. Where an index repeats, update keeps the last slice
+# (TensorFlow's CPU kernel does too) and only that slice gets a gradient
+# (TensorFlow gives one to each: docs/differences.md). Both are linear in
+# (tensor, updates), so each JVP is the op itself applied to the tangents.
+
+def _tensor_scatter(op_type, tensor, indices, updates, nb, name=None, op_name=None):
+    """The op below the first `nb` (batch) axes of tensor and updates."""
+    op_name = op_name or {"TensorScatterUpdate": "tensor_scatter_nd_update",
+                          "TensorScatterAdd": "tensor_scatter_nd_add"}[op_type]
+    idx, shape = indices._value, tensor.shape[nb:]
+    k = idx.shape[-1] if idx.ndim else None
+    if k is None or not 1 <= k <= len(shape):
+        raise ValueError(f"{op_name}: indices of shape {indices.shape} need a last axis of "
+                         f"length 1 to {len(shape)}, the rank of tensor of shape "
+                         f"{tuple(shape)}")
+    expected = tensor.shape[:nb] + idx.shape[:-1] + tuple(shape[k:])
+    if updates.shape != expected:
+        raise ValueError(f"{op_name}: updates must have shape {list(expected[nb:])} "
+                         f"(indices.shape[:-1] + tensor.shape[{k}:]) for indices of shape "
+                         f"{indices.shape} and tensor of shape {tuple(shape)}, got "
+                         f"{updates.shape[nb:]}")
+    _check_bounds(op_name, idx, shape[:k], shape)
+    out = tensor._value.copy()
+    where = (slice(None),) * nb + tuple(np.moveaxis(idx, -1, 0))
+    if op_type == "TensorScatterAdd":
+        np.add.at(out, where, updates._value)
+    else:
+        last = _last_of_each(idx, shape[:k])
+        flat = updates._value.reshape(tensor.shape[:nb] + (-1,) + tuple(shape[k:]))
+        u = flat[(slice(None),) * nb + (last,)]
+        out[(slice(None),) * nb + tuple(np.moveaxis(idx.reshape(-1, k)[last], -1, 0))] = u
+    return emit(op_type, out, (tensor, indices, updates), {"batch_ndim": nb}, name)
+
+
+def _last_of_each(idx, dims):
+    """The positions (in idx's index tuples, flattened) of the last occurrence
+    of each distinct tuple: the slices an update keeps."""
+    flat = np.ravel_multi_index(tuple(idx.reshape(-1, idx.shape[-1]).T), dims)
+    _, first_from_end = np.unique(flat[::-1], return_index=True)
+    return np.sort(flat.size - 1 - first_from_end)
+
+
+def _tensor_scatter_grad(op, grad):
+    tensor, indices, updates = op.inputs
+    nb = batch_ndim(op, grad) + op.attrs["batch_ndim"]
+    g_updates = _gather_nd(grad, indices, nb)
+    if op.type == "TensorScatterAdd":
+        return grad, None, g_updates
+    idx = indices._value
+    kept = np.ones(tensor.shape[op.attrs["batch_ndim"]:], grad.dtype)
+    kept[tuple(np.moveaxis(idx, -1, 0))] = 0
+    won = np.zeros(idx.shape[:-1], grad.dtype).reshape(-1)
+    won[_last_of_each(idx, kept.shape[:idx.shape[-1]])] = 1
+    won = won.reshape(idx.shape[:-1] + (1,) * (kept.ndim - idx.shape[-1]))
+    return grad * constant_like(kept), None, g_updates * constant_like(won)
+
+
+def _tensor_scatter_jvp(op, t_tensor, t_indices, t_updates):
+    if t_tensor is None and t_updates is None:
+        return None
+    tensor, indices, updates = op.inputs
+    batch = tangent_batch(op, (t_tensor, None, t_updates))
+    if t_tensor is None:
+        t_tensor = constant_like(np.zeros(batch + tensor.shape, tensor.dtype))
+    if t_updates is None:
+        t_updates = constant_like(np.zeros(batch + updates.shape, updates.dtype))
+    return _tensor_scatter(op.type, t_tensor, indices, t_updates,
+                           len(batch) + op.attrs["batch_ndim"])
+
+
+def _tensor_scatter_shape(shapes, attrs, declared):
+    tensor, indices, updates = shapes
+    nb = attr_int(attrs, "batch_ndim", 0, len(tensor))
+    shape = tensor[nb:]
+    if not indices or not 1 <= indices[-1] <= len(shape) \
+            or updates != tensor[:nb] + indices[:-1] + shape[indices[-1]:]:
+        raise ValueError(f"indices {indices} and updates {updates} do not fit tensor "
+                         f"{tensor}")
+    return (tensor,), 0
+
+
+def _tensor_scatter_dtype(dtypes, attrs):
+    tensor, indices, updates = dtypes
+    if indices.kind not in "iu" or tensor != updates:
+        raise ValueError(f"needs integer indices and updates of the tensor's dtype, got "
+                         f"{[str(d) for d in dtypes]}")
+    return (tensor,)
+
+
+def _tensor_scatter_op(op_type, op_name, doc):
+    """The op `op_name(tensor, indices, updates)`, declared once."""
+    def op(tensor, indices, updates, name=None):
+        t = tensor_input(op_name, tensor)
+        i = _index_input(op_name, "indices", indices)
+        u = tensor_input(op_name, updates)
+        if u.dtype != t.dtype:
+            raise TypeError(f"{op_name}: updates of dtype {u.dtype} for a tensor of dtype "
+                            f"{t.dtype}; cast one with mt.cast")
+        return _tensor_scatter(op_type, t, i, u, 0, name)
+    op.__name__ = op.__qualname__ = op_name
+    op.__doc__ = doc
+    declare(op_type, _tensor_scatter_grad, _tensor_scatter_jvp,
+            replay=lambda xs, a, o: _tensor_scatter(op_type, xs[0], xs[1], xs[2],
+                                                    a["batch_ndim"]),
+            arity=3, attrs_of=lambda op: {"batch_ndim": int(op.attrs["batch_ndim"])},
+            shape=_tensor_scatter_shape, dtype=_tensor_scatter_dtype, smooth=True)
+    return op
+
+
+tensor_scatter_nd_update = _tensor_scatter_op(
+    "TensorScatterUpdate", "tensor_scatter_nd_update",
+    "A copy of `tensor` with the slices at the index tuples in the last axis of `indices` "
+    "replaced by `updates` (of shape indices.shape[:-1] + tensor.shape[k:]); where a tuple "
+    "repeats, the last of its slices is kept.")
+tensor_scatter_nd_add = _tensor_scatter_op(
+    "TensorScatterAdd", "tensor_scatter_nd_add",
+    "A copy of `tensor` with `updates` added at the index tuples in the last axis of "
+    "`indices` (repeated tuples add up).")
 
 
 def gather(params, indices, validate_indices=None, axis=None, batch_dims=0, name=None):
@@ -294,7 +420,6 @@ def _one_hot_value(idx, depth, on, off, axis):
     return value if axis == -1 else np.moveaxis(value, -1, axis)
 
 
-NotDifferentiable("OneHot")
 def _one_hot_shape(shapes, attrs, declared):
     indices = shapes[0]
     depth = attr_int(attrs, "depth", 0, 1 << 40)
@@ -312,9 +437,10 @@ def _one_hot_dtype(dtypes, attrs):
     return (dtypes[1],)
 
 
-replay("OneHot", lambda xs, a, o: one_hot(xs[0], a["depth"], xs[1], xs[2], a["axis"]), 3,
-       lambda op: {"depth": int(op.attrs["depth"]), "axis": int(op.attrs["axis"])},
-       shape=_one_hot_shape, dtype=_one_hot_dtype)
+declare("OneHot", differentiable=False,
+        replay=lambda xs, a, o: one_hot(xs[0], a["depth"], xs[1], xs[2], a["axis"]), arity=3,
+        attrs_of=lambda op: {"depth": int(op.attrs["depth"]), "axis": int(op.attrs["axis"])},
+        shape=_one_hot_shape, dtype=_one_hot_dtype)
 
 
 def where(condition, x=None, y=None, name=None):
@@ -324,7 +450,7 @@ def where(condition, x=None, y=None, name=None):
     if x is not None or y is not None:
         if x is None or y is None:
             raise ValueError("where: x and y must both be given or both be None")
-        return _select(condition, x, y, name)
+        return select(condition, x, y, name)
     c = tensor_input("where", condition)
     if c.ndim == 0:
         raise ValueError("where: the condition must have at least one dimension to "
@@ -347,7 +473,6 @@ def same_shape_as_traced(op_name, out, output_shapes):
     return out
 
 
-NotDifferentiable("Where")
 def _where_shape(shapes, attrs, declared):
     # (count, rank): the count of true entries is a value, so a saved graph
     # keeps the traced one (at most the condition's size), and the replay
@@ -360,5 +485,6 @@ def _where_shape(shapes, attrs, declared):
     return (tuple(out),), 0
 
 
-replay("Where", lambda xs, a, o: same_shape_as_traced("where", where(xs[0]), o), 1,
-       shape=_where_shape, dtype=lambda dtypes, attrs: (np.dtype(np.int64),))
+declare("Where", differentiable=False,
+        replay=lambda xs, a, o: same_shape_as_traced("where", where(xs[0]), o), arity=1,
+        shape=_where_shape, dtype=lambda dtypes, attrs: (np.dtype(np.int64),))

@@ -5,19 +5,25 @@ leading batch of upstream gradients (vectorised jacobians) through NumPy's
 broadcasting of matmul and solve. For the same reason their JVP rules (forward
 mode) accept a leading batch of tangents.
 
-Complex operands follow TensorFlow's convention (complex.py): a gradient rule
-takes the conjugate of the other operands (grad @ conj(b)^T for a @ b), a JVP
-rule does not. `conj` returns a real tensor as it is and records nothing, so
+matmul is declared by its two gradients, g @ bᴴ and aᴴ @ g (`products.py`
+makes its rules from them). Complex operands follow TensorFlow's convention
+(conjugation.py): a gradient rule takes the conjugate of the other operands
+(grad @ conj(b)^T for a @ b), a JVP rule does not. `conj` returns a real tensor as it is and records nothing, so
 real inputs run (and trace, and compile) exactly the same ops.
 """
+import math
+
 import numpy as np
 
-from ..registry import RegisterGradient, RegisterJVP, batch_ndim
+from ..registry import batch_ndim
 from .broadcasting import lift, unbroadcast
 from .complex import conj
-from .core import constant_like, emit, float_input, operands, tangent_batch, tensor_input
+from .core import (attr_bool, constant_like, emit, float_input, operands, tangent_batch,
+                   tensor_input)
+from .declaration import declare
+from .products import LETTERS, matrix_product_rules, parse_subscripts
 from .shapes import matrix_transpose
-from .unmoved_products import moved_product
+from .zero_times_inf import moved_product
 
 
 def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_b=False,
@@ -75,74 +81,74 @@ def _product(a, b):
     return np.matmul(a, b)
 
 
-# --- zero times inf inside a product ----------------------------------------------
-# A zero upstream gradient (or tangent) times an inf in a matmul or einsum is a
-# NaN product that does not move: the rules drop it (unmoved_products.py).
-
-def _moved_product(z, equation, xs, moving, structural=()):
-    """`z` = einsum(equation, *xs), with each NaN product whose factor from
-    xs[moving] (or from a `structural` identity matrix) is 0 counted as 0."""
-    ins, out = _parse_equation(equation, [x.ndim for x in xs])
-    return moved_product(z, ins, out, xs, moving, structural)
-
-
-def _matmul_subscripts(op):
-    """The einsum subscripts of a matmul's a, b and output, with its flags."""
-    a_sub = "ki" if op.attrs["transpose_a"] else "ik"
-    b_sub = "jk" if op.attrs["transpose_b"] else "kj"
-    return "..." + a_sub, "..." + b_sub, "...ij"
+def _matmul_shape(shapes, attrs, declared):
+    """(batch + (m, n),): the matrices' rows and columns as the flags read them;
+    m n k multiplications for each matrix of the batch."""
+    a, b = shapes
+    if len(a) < 2 or len(b) < 2:
+        raise ValueError("needs rank >= 2")
+    batch = np.broadcast_shapes(a[:-2], b[:-2])
+    m, k = (a[-1], a[-2]) if attr_bool(attrs, "transpose_a") else (a[-2], a[-1])
+    k2, n = (b[-1], b[-2]) if attr_bool(attrs, "transpose_b") else (b[-2], b[-1])
+    if k != k2:
+        raise ValueError(f"inner sizes {k} and {k2} differ")
+    return (batch + (m, n),), math.prod(batch) * m * n * k
 
 
-@RegisterGradient("MatMul", batch_safe=True)
-def _matmul_grad(op, grad):
-    """For z = a @ b: dz/da = grad @ b^T and dz/db = a^T @ grad. With the
-    transpose flags (z = op(a) @ op(b)) the same products are arranged so that
-    no separate transpose op is needed:
-        ta=False: da = grad @ op(b)^T        ta=True: da = op(b) @ grad^T
-        tb=False: db = op(a)^T @ grad        tb=True: db = grad^T @ op(a)
-    For complex operands a and b are conjugated first (grad @ conj(b)^T):
-    TensorFlow's convention, the upstream gradient times the conjugate of the
-    derivative. The JVP below takes them as they are.
-    """
-    a, b = conj(op.inputs[0]), conj(op.inputs[1])
-    ta, tb = op.attrs["transpose_a"], op.attrs["transpose_b"]
-    ga = gb = None
-    if op.needs[0]:
-        if not ta:
-            ga = matmul(grad, b, transpose_b=not tb)
-        else:
-            ga = matmul(b, grad, transpose_a=tb, transpose_b=True)
-    if op.needs[1]:
-        if not tb:
-            gb = matmul(a, grad, transpose_a=not ta)
-        else:
-            gb = matmul(grad, a, transpose_a=True, transpose_b=ta)
-    sa, sb, sz = _matmul_subscripts(op)
-    if ga is not None:  # a zero upstream gradient drops its products (see moved)
-        ga = _moved_product(ga, f"{sz},{sb}->{sa}", (grad, b), 0)
-    if gb is not None:
-        gb = _moved_product(gb, f"{sa},{sz}->{sb}", (a, grad), 1)
-    nb = batch_ndim(op, grad)
-    return (None if ga is None else unbroadcast(ga, a.shape, nb),
-            None if gb is None else unbroadcast(gb, b.shape, nb))
+# A stack of at least _FOLD_ROWS matrices, or of any number, times a matrix of
+# at least _FOLD_SIZE numbers is folded into one product in a compiled
+# program (the stack's rows one below the other: no copy); such a matrix times
+# a stack too (its columns side by side: a copy).
+_FOLD_ROWS = 8
 
 
-@RegisterJVP("MatMul", batch_safe=True)
-def _matmul_jvp(op, ta, tb):
-    """The product rule: d(a @ b) = da @ b + a @ db (same transpose flags),
-    with a zero tangent's products dropped (see _moved_product)."""
-    a, b = op.inputs
-    flags = op.attrs
-    ndim = op.outputs[0].ndim
-    sa, sb, sz = _matmul_subscripts(op)
-    da = db = None
-    if ta is not None:
-        ta = lift(ta, a, ndim)
-        da = _moved_product(matmul(ta, b, **flags), f"{sa},{sb}->{sz}", (ta, b), 0)
-    if tb is not None:
-        tb = lift(tb, b, ndim)
-        db = _moved_product(matmul(a, tb, **flags), f"{sa},{sb}->{sz}", (a, tb), 1)
-    return da if db is None else db if da is None else da + db
+def matmul_rows(a, b):
+    """(..., m, k) @ (k, n) as ONE matrix product: the stack's rows one below
+    the other (what matmul's forward does for a large b, `_product`)."""
+    return (a.reshape(-1, a.shape[-1]) @ b).reshape(a.shape[:-1] + b.shape[-1:])
+
+
+def matmul_columns(a, b):
+    """(m, k) @ (..., k, n) as ONE matrix product: the stack's columns side by side."""
+    nb = b.ndim
+    k, n = b.shape[-2:]
+    side_by_side = b.transpose((nb - 2,) + tuple(range(nb - 2)) + (nb - 1,)).reshape(k, -1)
+    out = (a @ side_by_side).reshape(a.shape[:1] + b.shape[:-2] + (n,))
+    return out.transpose(tuple(range(1, nb - 1)) + (0, nb - 1))
+
+
+def _transposed(k, rank):
+    """The text of input `k` with its last two axes swapped: `.T` for a matrix."""
+    return f"{{{k}}}.T" if rank == 2 else f"{{{k}}}.swapaxes(-1, -2)"
+
+
+def _matmul_line(attrs, in_shapes, known):
+    """The compiled line: `a @ b` with its flags (BLAS takes a transposed
+    matrix as it is), or one folded product for a stack times a matrix."""
+    ta, tb = bool(attrs["transpose_a"]), bool(attrs["transpose_b"])
+    if None not in in_shapes:
+        (a, b) = in_shapes
+        if len(a) > 2 and len(b) == 2 and not ta and a[-1] > 0 and (
+                math.prod(a[:-2]) >= _FOLD_ROWS or math.prod(b) >= _FOLD_SIZE):
+            return "matmul_rows({0}, {1}.T)" if tb else "matmul_rows({0}, {1})"
+        if len(b) > 2 and len(a) == 2 and not tb and math.prod(a) >= _FOLD_SIZE \
+                and b[-2] > 0:
+            return "matmul_columns({0}.T, {1})" if ta else "matmul_columns({0}, {1})"
+    ranks = [len(s) if s is not None else 0 for s in in_shapes]
+    left = _transposed(0, ranks[0]) if ta else "{0}"
+    right = _transposed(1, ranks[1]) if tb else "{1}"
+    return f"{left} @ {right}"
+
+
+# z = a @ b: dz/da = g @ bᴴ, dz/db = aᴴ @ g (products.py applies the flags, the
+# masks of zero times inf, skipped inputs and batch dimensions)
+declare("MatMul", *matrix_product_rules((lambda g, a, b: g @ b.H,
+                                         lambda g, a, b: a.H @ g), matmul),
+        replay=lambda xs, a, o: matmul(xs[0], xs[1], a["transpose_a"], a["transpose_b"]),
+        arity=2, attrs_of=lambda op: {"transpose_a": op.attrs["transpose_a"],
+                                      "transpose_b": op.attrs["transpose_b"]},
+        shape=_matmul_shape, line=_matmul_line, smooth=True,
+        simplify={"transposes": {0: "transpose_a", 1: "transpose_b"}, "seed": True})
 
 
 def _check_square(op_name, m):
@@ -164,19 +170,22 @@ def solve(matrix, rhs, adjoint=False, name=None):
         # the conjugate is an op of its own (differentiable), so a recorded
         # MatrixSolve with adjoint=True only ever transposes a real matrix
         return solve(matrix_transpose(conj(a)), b, name=name)
-    av = np.swapaxes(a._value, -1, -2) if adjoint else a._value
     try:
-        value = np.linalg.solve(av, b._value)
+        value = _solve(a._value, b._value, bool(adjoint))
     except np.linalg.LinAlgError as e:
         raise np.linalg.LinAlgError(f"linalg.solve: matrix of shape {a.shape}: {e}") from None
     except ValueError:
         raise ValueError(f"linalg.solve: the batch dimensions of {a.shape} and "
                          f"{b.shape} cannot be broadcast together") from None
-    return emit("MatrixSolve", value.astype(a.dtype, copy=False), (a, b),
-                {"adjoint": bool(adjoint)}, name)
+    return emit("MatrixSolve", value, (a, b), {"adjoint": bool(adjoint)}, name)
 
 
-@RegisterGradient("MatrixSolve", batch_safe=True)
+def _solve(a, b, adjoint):
+    """The NumPy solve the op runs (compiled programs call it)."""
+    value = np.linalg.solve(np.swapaxes(a, -1, -2) if adjoint else a, b)
+    return value.astype(a.dtype, copy=False)
+
+
 def _solve_grad(op, grad):
     """X = A^-1 B: dB = A^-H grad (one more solve), dA = -dB X^H (for real
     matrices the transposes; complex ones are conjugated, as TensorFlow's
@@ -194,7 +203,6 @@ def _solve_grad(op, grad):
             unbroadcast(gb, b.shape, nb))
 
 
-@RegisterJVP("MatrixSolve", batch_safe=True)
 def _solve_jvp(op, ta, tb):
     """A X = B, so dA X + A dX = dB: dX = A^-1 (dB - dA X) (A^H for adjoint)."""
     a, b = op.inputs
@@ -208,66 +216,75 @@ def _solve_jvp(op, ta, tb):
     return solve(a, rhs, adjoint=adjoint)  # broadcasting with A gives X's full shape
 
 
+def _solve_shape(shapes, attrs, declared):
+    attr_bool(attrs, "adjoint")
+    a, b = shapes
+    if len(a) < 2 or len(b) < 2:
+        raise ValueError("needs rank >= 2")
+    batch = np.broadcast_shapes(a[:-2], b[:-2])
+    if a[-1] != a[-2] or b[-2] != a[-1]:
+        raise ValueError("needs square matrices and a right side with as many rows")
+    return (batch + b[-2:],), math.prod(batch) * (a[-1] ** 3 + a[-1] ** 2 * b[-1])
+
+
+declare("MatrixSolve", _solve_grad, _solve_jvp, arity=2,
+        replay=lambda xs, attrs, out_shapes: solve(xs[0], xs[1], adjoint=attrs["adjoint"]),
+        attrs_of=lambda op: {"adjoint": op.attrs["adjoint"]}, shape=_solve_shape,
+        line="solve({0}, {1}, {adjoint})", word="solve", helpers={"solve": _solve},
+        line_attrs=lambda attrs, out_shapes, in_dtypes: {"adjoint": bool(attrs["adjoint"])},
+        singular=True, attr_kinds={"adjoint": "flag"})
+
+
 def inv(input, adjoint=False, name=None):
     """A^-1 (its conjugate transpose when adjoint) of each square matrix."""
     a = float_input("linalg.inv", input)
     _check_square("linalg.inv", a)
     try:
-        value = np.linalg.inv(a._value)
+        value = _inv(a._value)
     except np.linalg.LinAlgError as e:
         raise np.linalg.LinAlgError(f"linalg.inv: matrix of shape {a.shape}: {e}") from None
-    out = emit("MatrixInverse", value.astype(a.dtype, copy=False), (a,), None, name)
+    out = emit("MatrixInverse", value, (a,), None, name)
     return matrix_transpose(conj(out)) if adjoint else out
 
 
-@RegisterGradient("MatrixInverse", batch_safe=True)
+def _inv(a):
+    """The NumPy inverse the op runs (compiled programs call it)."""
+    return np.linalg.inv(a).astype(a.dtype, copy=False)
+
+
 def _inv_grad(op, grad):
     """d(A^-1) = -A^-1 dA A^-1, so dA = -A^-H grad A^-H (A^-T for real A)."""
     ainv = conj(op.outputs[0])
     return -matmul(matmul(ainv, grad, transpose_a=True), ainv, transpose_b=True)
 
 
-@RegisterJVP("MatrixInverse", batch_safe=True)
 def _inv_jvp(op, t):
     """d(A^-1) = -A^-1 dA A^-1."""
     ainv = op.outputs[0]
     return -matmul(matmul(ainv, t), ainv)
 
 
+def _inv_shape(shapes, attrs, declared):
+    a = shapes[0]
+    if len(a) < 2:
+        raise ValueError("needs rank >= 2")
+    if a[-1] != a[-2]:
+        raise ValueError("needs square matrices")
+    return (tuple(a),), math.prod(a[:-2]) * a[-1] ** 3
+
+
+declare("MatrixInverse", _inv_grad, _inv_jvp,
+        replay=lambda xs, attrs, out_shapes: inv(xs[0]), shape=_inv_shape,
+        line="inv({0})", word="inv", helpers={"inv": _inv}, singular=True)
+
+
 # --- einsum ------------------------------------------------------------------
 
-_LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"  # string.ascii_letters
-
-
-def _parse_equation(equation, ndims):
-    """Explicit subscripts for each input and the output, with '...' replaced
-    by fresh letters, e.g. 'bxby->bxy' -> (['bxby'], 'bxy')."""
-    eq = equation.replace(" ", "")
-    lhs, arrow, out = eq.partition("->")
-    ins = lhs.split(",")
-    if len(ins) != len(ndims):
-        raise ValueError(f"einsum: equation {equation!r} names {len(ins)} operand(s), "
-                         f"got {len(ndims)}")
-    used = set(eq) - set(".,->")
-    fresh = [c for c in _LETTERS if c not in used]
-    n_ell = max([nd - (len(s) - 3) for s, nd in zip(ins, ndims) if "..." in s] or [0])
-    ell = "".join(fresh[:n_ell])
-    expanded = []
-    for s, nd in zip(ins, ndims):
-        if "..." in s:
-            k = nd - (len(s) - 3)
-            s = s.replace("...", ell[n_ell - k:] if k else "")
-        if len(s) != nd or not all(c in _LETTERS for c in s):
-            raise ValueError(f"einsum: subscripts {s!r} do not fit an operand of rank {nd} "
-                             f"in {equation!r}")
-        expanded.append(s)
-    if not arrow:  # implicit output: the letters used once, in alphabetical order
-        joined = "".join(expanded)
-        out = ell + "".join(sorted(c for c in set(joined) if joined.count(c) == 1
-                                   and c not in ell))
-    else:
-        out = out.replace("...", ell)
-    return expanded, out
+def _moved_product(z, equation, xs, moving, structural=()):
+    """`z` = einsum(equation, *xs), with each NaN product whose factor from
+    xs[moving] (or from a `structural` identity matrix) is 0 counted as 0."""
+    ins, out = parse_subscripts(equation, [x.ndim for x in xs])
+    return moved_product(z, ins, out, xs, moving, structural)
 
 
 def einsum(equation, *inputs, name=None, **kwargs):
@@ -284,7 +301,7 @@ def einsum(equation, *inputs, name=None, **kwargs):
     if len({x.dtype for x in xs}) > 1:
         raise TypeError(f"einsum: operands have different dtypes "
                         f"{[str(x.dtype) for x in xs]}")
-    ins, out = _parse_equation(equation, [x.ndim for x in xs])
+    ins, out = parse_subscripts(equation, [x.ndim for x in xs])
     explicit = ",".join(ins) + "->" + out
     try:
         value = np.einsum(explicit, *[x._value for x in xs])
@@ -295,7 +312,6 @@ def einsum(equation, *inputs, name=None, **kwargs):
                 {"equation": explicit, "inputs": ins, "output": out}, name)
 
 
-@RegisterGradient("Einsum", batch_safe=True)
 def _einsum_grad(op, grad):
     """The gradient for input i is itself an einsum: of the upstream gradient
     with every other input, producing input i's subscripts. Two fix-ups:
@@ -305,7 +321,7 @@ def _einsum_grad(op, grad):
     convention; conj of a real tensor is the tensor itself)."""
     ins, out = op.attrs["inputs"], op.attrs["output"]
     used = set("".join(ins) + out)
-    fresh = iter([c for c in _LETTERS if c not in used])
+    fresh = iter([c for c in LETTERS if c not in used])
     batch = "".join(next(fresh) for _ in range(batch_ndim(op, grad)))
     sizes = {c: n for s, x in zip(ins, op.inputs) for c, n in zip(s, x.shape)}
     dtype = grad.dtype
@@ -338,14 +354,13 @@ def _einsum_grad(op, grad):
     return grads
 
 
-@RegisterJVP("Einsum", batch_safe=True)
 def _einsum_jvp(op, *tangents):
     """Einsum is linear in each operand, so its tangent is a sum of einsums:
     for each operand with a tangent, the same equation with that operand
     replaced by its tangent (whose batch letters go to the output too)."""
     ins, out = op.attrs["inputs"], op.attrs["output"]
     used = set("".join(ins) + out)
-    fresh = [c for c in _LETTERS if c not in used]
+    fresh = [c for c in LETTERS if c not in used]
     batch = "".join(fresh[:len(tangent_batch(op, tangents))])
     total = None
     for i, t in enumerate(tangents):
@@ -357,3 +372,33 @@ def _einsum_jvp(op, *tangents):
         term = _moved_product(einsum(equation, *xs), equation, xs, i)  # zero tangents drop
         total = term if total is None else total + term
     return total
+
+
+def _einsum_shape(shapes, attrs, declared):
+    """(output shape, element operations): NumPy's einsum without `optimize`
+    loops over every combination of the distinct indices."""
+    equation = attrs["equation"]
+    lhs, arrow, out = equation.partition("->")
+    if not arrow:
+        raise ValueError(f"equation {equation!r} is not explicit")
+    subs = lhs.split(",")
+    if len(subs) != len(shapes):
+        raise ValueError(f"equation {equation!r} names {len(subs)} operands")
+    sizes = {}
+    for sub, shape in zip(subs, shapes):
+        if len(sub) != len(shape) or not all(c.isascii() and c.isalpha() for c in sub):
+            raise ValueError(f"subscripts {sub!r} do not fit shape {shape}")
+        for c, n in zip(sub, shape):
+            if sizes.setdefault(c, n) != n:
+                raise ValueError(f"index {c!r} has sizes {sizes[c]} and {n}")
+    if len(set(out)) != len(out) or any(c not in sizes for c in out):
+        raise ValueError(f"output subscripts {out!r} are not distinct input indices")
+    return (tuple(sizes[c] for c in out),), len(shapes) * math.prod(sizes.values())
+
+
+declare("Einsum", _einsum_grad, _einsum_jvp, arity=None,
+        replay=lambda xs, attrs, out_shapes: einsum(attrs["equation"], *xs),
+        attrs_of=lambda op: {"equation": op.attrs["equation"]}, shape=_einsum_shape,
+        line="np.einsum({equation}, {inputs})",
+        line_attrs=lambda attrs, out_shapes, in_dtypes: {"equation": attrs["equation"]},
+        smooth=True, attr_kinds={"equation": "text"})

@@ -7,19 +7,16 @@ recorded anyway, so traced functions replay them.
 """
 import numpy as np
 
-from ..registry import NotDifferentiable
-from .binary import binary, check_kind
-from .core import elementwise_shape, emit, replay, tensor_input
+from .core import elementwise_shape, emit, tensor_input
+from .declaration import declare
+from .partials import binary, check_kind
 from ..tensor import Tensor, Variable
 
 
 def _logical(name, op_type, forward, kinds="b"):
-    op = binary(name, op_type, forward, f"Elementwise {name.split('_')[1].upper()} of two "
-                "bool tensors, with broadcasting.", kinds=kinds)
-    NotDifferentiable(op_type)
-    replay(op_type, lambda xs, attrs, out_shapes: op(xs[0], xs[1]), arity=2,
-           shape=elementwise_shape)
-    return op
+    return binary(name, op_type, forward, doc=f"Elementwise {name.split('_')[1].upper()} of "
+                  "two bool tensors, with broadcasting.", kinds=kinds, differentiable=False,
+                  rank_free=False)
 
 
 logical_and = _logical("logical_and", "LogicalAnd", np.logical_and)
@@ -39,8 +36,8 @@ def _test(name, op_type, forward, doc, kinds="f"):
         return emit(op_type, np.asarray(forward(x._value)), (x,), None, name)
     op.__name__ = op.__qualname__ = name
     op.__doc__ = doc
-    NotDifferentiable(op_type)
-    replay(op_type, lambda xs, attrs, out_shapes: op(xs[0]), shape=elementwise_shape)
+    declare(op_type, differentiable=False, replay=lambda xs, attrs, out_shapes: op(xs[0]),
+            shape=elementwise_shape)
     return op
 
 

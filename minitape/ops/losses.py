@@ -14,13 +14,13 @@ import math
 
 import numpy as np
 
-from ..registry import RegisterGradient, RegisterJVP, batch_ndim
-from .activations import flat_zero
+from ..registry import batch_ndim
 from .broadcasting import lift, reduce_sum, reshape, unbroadcast
 from .control import stop_gradient
-from .core import (attr_int, constant_like, emit, index_dtypes, packed_operand, replay,
-                   tensor_input)
-from .elementwise import abs, add, cast, equal, greater_equal, real_input, where
+from .core import (attr_int, constant_like, emit, index_dtypes, packed_operand, tensor_input)
+from .declaration import declare
+from .elementwise import abs, add, cast, equal, greater_equal, real_input, select
+from .flat_zeros import flat_zero
 from .nn import log_softmax, relu, softmax, softplus
 
 
@@ -51,22 +51,20 @@ def l2_loss(t, name=None):
     return emit("L2Loss", np.asarray(np.sum(w * w) / 2, v.dtype)[()], (x,), None, name)
 
 
-@RegisterGradient("L2Loss", batch_safe=True)
 def _l2_loss_grad(op, grad):
     # d/dt = t (the upstream gradient is a scalar, or a batch of them)
     x = op.inputs[0]
     return reshape(grad, grad.shape + (1,) * x.ndim) * x
 
 
-@RegisterJVP("L2Loss", batch_safe=True)
 def _l2_loss_jvp(op, t):
     x = op.inputs[0]
     nb = t.ndim - x.ndim
     return reduce_sum(t * x, list(range(nb, t.ndim)))
 
 
-replay("L2Loss", lambda xs, attrs, out_shapes: l2_loss(xs[0]),
-       shape=lambda shapes, attrs, declared: (((),), 0))
+declare("L2Loss", _l2_loss_grad, _l2_loss_jvp, replay=lambda xs, attrs, out_shapes: l2_loss(xs[0]),
+        shape=lambda shapes, attrs, declared: (((),), 0), smooth=True)
 
 
 # --- sigmoid and weighted cross-entropy (compositions, as in TensorFlow) ------------
@@ -80,8 +78,8 @@ def sigmoid_cross_entropy_with_logits(labels=None, logits=None, name=None):
     _same_shape(op_name, labels, z)
     positive = greater_equal(z, 0)
     zero = np.zeros((), z.dtype)
-    relu_logits = where(positive, z, zero)
-    neg_abs_logits = where(positive, -z, z)
+    relu_logits = select(positive, z, zero)
+    neg_abs_logits = select(positive, -z, z)
     return add(relu_logits - z * labels, softplus(neg_abs_logits), name=name)
 
 
@@ -149,7 +147,6 @@ def _per_class(grad, axis):
                    + grad.shape[grad.ndim + axis + 1:])
 
 
-@RegisterGradient("SoftmaxCrossEntropyWithLogits", batch_safe=True)
 def _softmax_xent_grad(op, grad):
     # d/dz = softmax(z) - labels (TensorFlow's rule: the derivative when the
     # labels sum to 1); its derivative for the labels is 0, as TensorFlow's
@@ -165,7 +162,6 @@ def _softmax_xent_grad(op, grad):
     return gz, gl
 
 
-@RegisterJVP("SoftmaxCrossEntropyWithLogits", batch_safe=True)
 def _softmax_xent_jvp(op, tz, tl):
     z, labels = op.inputs
     axis = op.attrs["axis"]
@@ -185,9 +181,10 @@ def _softmax_xent_shape(shapes, attrs, declared):
     return (logits[:axis] + logits[axis + 1:],), 4 * math.prod(logits)
 
 
-replay("SoftmaxCrossEntropyWithLogits", lambda xs, attrs, out_shapes:
-       softmax_cross_entropy_with_logits(xs[1], xs[0], attrs["axis"]), arity=2,
-       attrs_of=lambda op: {"axis": int(op.attrs["axis"])}, shape=_softmax_xent_shape)
+declare("SoftmaxCrossEntropyWithLogits", _softmax_xent_grad, _softmax_xent_jvp,
+        replay=lambda xs, attrs, out_shapes:
+       softmax_cross_entropy_with_logits(xs[1], xs[0], attrs["axis"]),
+        arity=2, attrs_of=lambda op: {"axis": int(op.attrs["axis"])}, shape=_softmax_xent_shape)
 
 
 
@@ -239,23 +236,22 @@ def _one_hot(op):
     return cast(equal(reshape(labels, labels.shape + (1,)), classes), z.dtype)
 
 
-@RegisterGradient("SparseSoftmaxCrossEntropyWithLogits", batch_safe=True)
 def _sparse_softmax_xent_grad(op, grad):
     # d/dz = softmax(z) - one_hot(labels); the integer labels get None
     return _per_class(grad, -1) * (softmax(op.inputs[0]) - _one_hot(op)), None
 
 
-@RegisterJVP("SparseSoftmaxCrossEntropyWithLogits", batch_safe=True)
 def _sparse_softmax_xent_jvp(op, tz, tl):
     if tz is None:
         return None
     return reduce_sum(tz * (softmax(op.inputs[0]) - _one_hot(op)), -1)
 
 
-replay("SparseSoftmaxCrossEntropyWithLogits", lambda xs, attrs, out_shapes:
-       sparse_softmax_cross_entropy_with_logits(xs[1], xs[0]), arity=2,
-       shape=lambda shapes, attrs, declared: _sparse_xent_shape(*shapes),
-       dtype=index_dtypes(1))
+declare("SparseSoftmaxCrossEntropyWithLogits", _sparse_softmax_xent_grad, _sparse_softmax_xent_jvp,
+        replay=lambda xs, attrs, out_shapes:
+       sparse_softmax_cross_entropy_with_logits(xs[1], xs[0]),
+        arity=2, shape=lambda shapes, attrs, declared: _sparse_xent_shape(*shapes),
+        dtype=index_dtypes(1))
 
 
 def _sparse_xent_shape(logits, labels):

@@ -13,12 +13,13 @@ import math
 import numpy as np
 
 from .. import arguments
-from ..registry import RegisterGradient, RegisterJVP, batch_ndim
+from ..registry import batch_ndim
 from .broadcasting import lift, reduce_sum, unbroadcast
 from .complex import conj
-from .core import (attr_int, attr_number, emit, first_input_dtype, matrix_shape, replay,
-                   tangent_batch, tensor_input)
+from .core import (attr_int, attr_number, emit, first_input_dtype, matrix_shape, tangent_batch,
+                   tensor_input)
 from .creation import zeros
+from .declaration import declare
 from .linalg import matmul
 from .shapes import expand_dims, matrix_transpose, squeeze
 
@@ -55,14 +56,12 @@ def diag_part(input, name="diag_part", k=0, padding_value=0, align="RIGHT_LEFT")
                 {"k": k, "rows": rows, "cols": cols}, None if name == "diag_part" else name)
 
 
-@RegisterGradient("MatrixDiagPartV3", batch_safe=True)
 def _diag_part_grad(op, grad):
     """Reading entries (i, i + k) sends their gradient back there, zeros elsewhere."""
     a = op.attrs
     return diag(grad, k=a["k"], num_rows=a["rows"], num_cols=a["cols"])
 
 
-@RegisterJVP("MatrixDiagPartV3", batch_safe=True)
 def _diag_part_jvp(op, t):
     return diag_part(t, k=op.attrs["k"])
 
@@ -73,8 +72,10 @@ def _diag_part_shape(shapes, attrs, declared):
     return (batch + (len(_diagonal_index(rows, cols, k)[0]),),), 0
 
 
-replay("MatrixDiagPartV3", lambda xs, a, o: diag_part(xs[0], k=a["k"]),
-       attrs_of=lambda op: {"k": op.attrs["k"]}, shape=_diag_part_shape, dtype=first_input_dtype)
+declare("MatrixDiagPartV3", _diag_part_grad, _diag_part_jvp,
+        replay=lambda xs, a, o: diag_part(xs[0], k=a["k"]),
+        attrs_of=lambda op: {"k": op.attrs["k"]}, shape=_diag_part_shape, dtype=first_input_dtype,
+        smooth=True)
 
 
 # --- diag: write a vector onto diagonal k of zeros ----------------------------------
@@ -109,13 +110,11 @@ def diag(diagonal, name="diag", k=0, num_rows=-1, num_cols=-1, padding_value=0,
                 None if name == "diag" else name)
 
 
-@RegisterGradient("MatrixDiagV3", batch_safe=True)
 def _diag_grad(op, grad):
     """Only diagonal k came from the input; the padding is constant."""
     return diag_part(grad, k=op.attrs["k"])
 
 
-@RegisterJVP("MatrixDiagV3", batch_safe=True)
 def _diag_jvp(op, t):
     a = op.attrs
     return diag(t, k=a["k"], num_rows=a["rows"], num_cols=a["cols"])
@@ -133,10 +132,11 @@ def _diag_shape(shapes, attrs, declared):
     return (tuple(out),), 0
 
 
-replay("MatrixDiagV3", lambda xs, a, o: diag(xs[0], k=a["k"], num_rows=o[0][-2],
+declare("MatrixDiagV3", _diag_grad, _diag_jvp,
+        replay=lambda xs, a, o: diag(xs[0], k=a["k"], num_rows=o[0][-2],
                                               num_cols=o[0][-1], padding_value=a["padding"]),
-       attrs_of=lambda op: {"k": op.attrs["k"], "padding": op.attrs["padding"]},
-       shape=_diag_shape, dtype=first_input_dtype)
+        attrs_of=lambda op: {"k": op.attrs["k"], "padding": op.attrs["padding"]},
+        shape=_diag_shape, dtype=first_input_dtype, smooth=True)
 
 
 # --- set_diag: replace diagonal k -----------------------------------------------------
@@ -161,7 +161,6 @@ def set_diag(input, diagonal, name="set_diag", k=0, align="RIGHT_LEFT"):
                 None if name == "set_diag" else name)
 
 
-@RegisterGradient("MatrixSetDiagV3", batch_safe=True)
 def _set_diag_grad(op, grad):
     """The input gets the gradient off the diagonal, the diagonal gets the rest."""
     k = op.attrs["k"]
@@ -170,7 +169,6 @@ def _set_diag_grad(op, grad):
     return gx, gd
 
 
-@RegisterJVP("MatrixSetDiagV3", batch_safe=True)
 def _set_diag_jvp(op, tx, td):
     x, v = op.inputs
     batch = tangent_batch(op, (tx, td))
@@ -196,8 +194,10 @@ def _same_dtypes(dtypes, attrs):
     return dtypes[:1]
 
 
-replay("MatrixSetDiagV3", lambda xs, a, o: set_diag(xs[0], xs[1], k=a["k"]), 2,
-       lambda op: {"k": op.attrs["k"]}, shape=_set_diag_shape, dtype=_same_dtypes)
+declare("MatrixSetDiagV3", _set_diag_grad, _set_diag_jvp,
+        replay=lambda xs, a, o: set_diag(xs[0], xs[1], k=a["k"]), arity=2,
+        attrs_of=lambda op: {"k": op.attrs["k"]}, shape=_set_diag_shape, dtype=_same_dtypes,
+        smooth=True)
 
 
 # --- band_part: keep a band around the diagonal ---------------------------------
@@ -220,21 +220,20 @@ def _band(rows, cols, lower, upper):
     return ((lower < 0) | (i - j <= lower)) & ((upper < 0) | (j - i <= upper))
 
 
-@RegisterGradient("MatrixBandPart", batch_safe=True)
 def _band_part_grad(op, grad):
     """A mask: the kept entries pass their gradient, the others get none."""
     return band_part(grad, op.attrs["num_lower"], op.attrs["num_upper"])
 
 
-@RegisterJVP("MatrixBandPart", batch_safe=True)
 def _band_part_jvp(op, t):
     return band_part(t, op.attrs["num_lower"], op.attrs["num_upper"])
 
 
-replay("MatrixBandPart", lambda xs, a, o: band_part(xs[0], a["num_lower"], a["num_upper"]),
-       attrs_of=lambda op: {"num_lower": op.attrs["num_lower"],
+declare("MatrixBandPart", _band_part_grad, _band_part_jvp,
+        replay=lambda xs, a, o: band_part(xs[0], a["num_lower"], a["num_upper"]),
+        attrs_of=lambda op: {"num_lower": op.attrs["num_lower"],
                             "num_upper": op.attrs["num_upper"]},
-       shape=lambda shapes, a, declared: _band_part_shape(shapes[0], a))
+        shape=lambda shapes, a, declared: _band_part_shape(shapes[0], a), smooth=True)
 
 
 def _band_part_shape(shape, attrs):
@@ -295,7 +294,6 @@ def _cross(a, b, name=None):
     return emit("Cross", np.cross(a._value, b._value), (a, b), None, name)
 
 
-@RegisterGradient("Cross", batch_safe=True)
 def _cross_grad(op, grad):
     """<g, a x b> = <b x g, a> = <g x a, b> (the scalar triple product turns)."""
     a, b = op.inputs
@@ -305,7 +303,6 @@ def _cross_grad(op, grad):
     return ga, gb
 
 
-@RegisterJVP("Cross", batch_safe=True)
 def _cross_jvp(op, ta, tb):
     """The product rule: d(a x b) = da x b + a x db."""
     a, b = op.inputs
@@ -322,5 +319,5 @@ def _cross_shape(shapes, attrs, declared):
     return (out,), 2 * math.prod(out)
 
 
-replay("Cross", lambda xs, a, o: _cross(xs[0], xs[1]), 2, shape=_cross_shape,
-       dtype=first_input_dtype)
+declare("Cross", _cross_grad, _cross_jvp, replay=lambda xs, a, o: _cross(xs[0], xs[1]), arity=2,
+        shape=_cross_shape, dtype=first_input_dtype)

@@ -13,13 +13,13 @@ import math
 
 import numpy as np
 
-from ..registry import RegisterGradient, RegisterJVP
 from ..tensor import TensorLike
 from .broadcasting import broadcast_to, reduce_sum, reshape
-from .core import attr_number, constant_like, emit, matrix_shape, packed_operand, replay
+from .core import attr_number, constant_like, emit, matrix_shape, packed_operand
 from .creation import zeros
+from .declaration import declare
 from .decompositions import cholesky, svd
-from .elementwise import less_equal, log, where
+from .elementwise import less_equal, log, select
 from .linalg import matmul
 from .matrices import diag_part
 from .shapes import concat, matrix_transpose
@@ -105,14 +105,13 @@ def _nan_if_rank_deficient(op, total):
         return total
     s = svd(a, compute_uv=False)
     low = less_equal(s[..., -1], op.attrs["rcond"] * s[..., 0])
-    return where(reshape(low, low.shape + (1, 1)), np.array(np.nan, total.dtype), total)
+    return select(reshape(low, low.shape + (1, 1)), np.array(np.nan, total.dtype), total)
 
 
 def _eye(n, dtype):
     return constant_like(np.eye(n, dtype=dtype))
 
 
-@RegisterGradient("MatrixPinv", batch_safe=True)
 def _pinv_grad(op, grad):
     """Golub & Pereyra: for A of constant rank, with X = A+,
     dX = -X dA X + X X^T dA^T (I - A X) + (I - X A) dA^T X^T X, whose adjoint is
@@ -129,7 +128,6 @@ def _pinv_grad(op, grad):
     return _nan_if_rank_deficient(op, total)
 
 
-@RegisterJVP("MatrixPinv", batch_safe=True)
 def _pinv_jvp(op, t):
     """dX = -X dA X + X X^T dA^T (I - A X) + (I - X A) dA^T X^T X."""
     a, x = op.inputs[0], op.outputs[0]
@@ -150,8 +148,8 @@ def _pinv_shape(shapes, attrs, declared):
     return (batch + (n, m),), 10 * math.prod(batch) * m * n * max(m, n, 1)
 
 
-replay("MatrixPinv", lambda xs, a, o: pinv(xs[0], a["rcond"]),
-       attrs_of=lambda op: {"rcond": op.attrs["rcond"]}, shape=_pinv_shape)
+declare("MatrixPinv", _pinv_grad, _pinv_jvp, replay=lambda xs, a, o: pinv(xs[0], a["rcond"]),
+        attrs_of=lambda op: {"rcond": op.attrs["rcond"]}, shape=_pinv_shape)
 
 
 # --- expm ---------------------------------------------------------------------------------
@@ -205,13 +203,11 @@ def _frechet(a, e):
     return expm(concat([top, bottom], axis=-2))[..., :n, n:]
 
 
-@RegisterGradient("MatrixExponential", batch_safe=True)
 def _expm_grad(op, grad):
     """<G, L(A, E)> = <L(A^T, G), E>, so grad_A = L(A^T, G). Defined everywhere."""
     return _frechet(_T(op.inputs[0]), grad)
 
 
-@RegisterJVP("MatrixExponential", batch_safe=True)
 def _expm_jvp(op, t):
     """d e^A = L(A, dA)."""
     return _frechet(op.inputs[0], t)
@@ -226,4 +222,5 @@ def _expm_shape(shapes, attrs, declared):
     return (shapes[0],), (8 + squarings) * work
 
 
-replay("MatrixExponential", lambda xs, a, o: expm(xs[0]), shape=_expm_shape)
+declare("MatrixExponential", _expm_grad, _expm_jvp, replay=lambda xs, a, o: expm(xs[0]),
+        shape=_expm_shape)

@@ -10,121 +10,150 @@ the JVP is the same formula as the gradient. Complex inputs: sigmoid (and so
 silu) takes them, with the conjugate in its gradient (TensorFlow's convention,
 complex.py); the others refuse them, as TensorFlow does.
 """
+import math
+
 import numpy as np
 
 from .. import arguments
-from ..context import state
-from ..registry import RegisterGradient, RegisterJVP
 from .control import stop_gradient
 from .complex import conj
-from .core import emit, float_input
-from .elementwise import connected_zeros, exp, greater, log, real_input, where
+from .core import elementwise_shape, emit, float_input
+from .declaration import attributes, declare
+from .elementwise import exp, greater, log, real_input, select
+from .flat_zeros import step_rules
+from .partials import unary
 from .reductions import reduce_max, reduce_sum
 from .shapes import identity
 
 
-def sigmoid(x, name=None):
-    """1 / (1 + exp(-x)), computed without overflow for large |x| (complex x:
-    1 / (1 + exp(-x)) as it stands, as TensorFlow computes it)."""
-    x = float_input("sigmoid", x)
-    v = x._value
+def _sigmoid(v):
+    """1 / (1 + exp(-v)) of a NumPy value, without overflow for large |v|
+    (complex v: as it stands, as TensorFlow computes it)."""
     if v.dtype.kind == "c":
         with np.errstate(all="ignore"):
-            return emit("Sigmoid", 1 / (1 + np.exp(-v)), (x,), None, name)
+            return 1 / (1 + np.exp(-v))
     e = np.exp(-np.abs(v))
     value = np.where(v >= 0, 1 / (1 + e), e / (1 + e)).astype(v.dtype, copy=False)
-    return emit("Sigmoid", value[()] if value.ndim == 0 else value, (x,), None, name)
+    return value[()] if value.ndim == 0 else value
 
 
-@RegisterGradient("Sigmoid", batch_safe=True)
+def sigmoid(x, name=None):
+    """1 / (1 + exp(-x)), computed without overflow for large |x|."""
+    x = float_input("sigmoid", x)
+    return emit("Sigmoid", _sigmoid(x._value), (x,), None, name)
+
+
 def _sigmoid_grad(op, grad):
     y = conj(op.outputs[0])  # complex: grad * conj(sigmoid'(x))
     return grad * (y * (1 - y))
 
 
-@RegisterJVP("Sigmoid", batch_safe=True)
 def _sigmoid_jvp(op, t):
     y = op.outputs[0]  # t * sigmoid'(x), not conjugated
     return t * (y * (1 - y))
 
 
+def _activation(op_type, public, gradient, jvp, helper):
+    """Declare an elementwise activation whose compiled line calls `helper`,
+    the NumPy function its forward runs."""
+    word = public.__name__
+    declare(op_type, gradient, jvp, replay=lambda xs, attrs, out_shapes: public(xs[0]),
+            shape=elementwise_shape, line=f"{word}({{0}})", helpers={word: helper},
+            rank_free=True, smooth=True)
+
+
+_activation("Sigmoid", sigmoid, _sigmoid_grad, _sigmoid_jvp, _sigmoid)
+
+
+# relu passes the upstream gradient where x > 0 (0 at 0, as TensorFlow's ReluGrad)
+_relu_gradient, _relu_jvp = step_rules(lambda x: greater(x, 0))
+_relu = unary("relu", "Relu", lambda v: np.maximum(v, 0), kinds="f", gradient=_relu_gradient,
+              jvp=_relu_jvp, quiet=False, line="np.maximum({0}, 0)", smooth=True)
+
+
 def relu(features, name=None):
-    x = real_input("relu", features, floating=True)
-    return emit("Relu", np.maximum(x._value, 0), (x,), None, name)
+    """max(x, 0), elementwise (TensorFlow's argument name)."""
+    return _relu(features, name=name)
 
 
-@RegisterGradient("Relu", batch_safe=True)
-def _relu_grad(op, grad):
-    """grad where x > 0, else 0. While a tape records (one that could take a
-    second derivative, not only a trace), the 0 comes from x
-    (`connected_zeros`), so relu's second derivative is zeros rather than
-    None, as in TensorFlow; otherwise it is a plain constant (and traced
-    programs stay short)."""
-    x = op.inputs[0]
-    zero = np.zeros((), grad.dtype)
-    if any(not getattr(r, "_keeps_masks", False) for r in state.tapes):
-        zero = connected_zeros(x)
-    return where(greater(x, 0), grad, zero)
-
-
-RegisterJVP("Relu", batch_safe=True)(_relu_grad)
+def _elu(v):
+    """x for x >= 0, exp(x) - 1 otherwise (exp(x) - 1, not expm1, as
+    TensorFlow's kernel computes it: the two differ in float32 near 0)."""
+    return np.where(v < 0, np.exp(np.minimum(v, 0)) - 1, v).astype(v.dtype, copy=False)
 
 
 def elu(features, name=None):
-    """x for x >= 0, exp(x) - 1 otherwise (exp(x) - 1, not expm1, as
-    TensorFlow's kernel computes it: the two differ in float32 near 0)."""
     x = real_input("elu", features, floating=True)
-    v = x._value
-    value = np.where(v < 0, np.exp(np.minimum(v, 0)) - 1, v).astype(v.dtype, copy=False)
-    return emit("Elu", value, (x,), None, name)
+    return emit("Elu", _elu(x._value), (x,), None, name)
 
 
-@RegisterGradient("Elu", batch_safe=True)
+elu.__doc__ = _elu.__doc__
+
+
 def _elu_grad(op, grad):
     # d/dx = y + 1 where y < 0, else 1, as TensorFlow's EluGrad: written with y,
     # so d2/dx2 = y + 1 for x < 0 and 0 at x = 0 (TensorFlow's EluGradGrad)
     y = op.outputs[0]
-    return where(greater(0, y), grad * (y + 1), grad)
+    return select(greater(0, y), grad * (y + 1), grad)
 
 
-RegisterJVP("Elu", batch_safe=True)(_elu_grad)
+_activation("Elu", elu, _elu_grad, _elu_grad, _elu)
+
+
+def _softplus(v):
+    """log(1 + exp(x)), without overflow."""
+    return np.logaddexp(v, 0).astype(v.dtype, copy=False)
 
 
 def softplus(features, name=None):
-    """log(1 + exp(x)), without overflow."""
     x = real_input("softplus", features, floating=True)
-    return emit("Softplus", np.logaddexp(x._value, 0).astype(x.dtype, copy=False), (x,),
-                None, name)
+    return emit("Softplus", _softplus(x._value), (x,), None, name)
 
 
-@RegisterGradient("Softplus", batch_safe=True)
+softplus.__doc__ = _softplus.__doc__
+
+
 def _softplus_grad(op, grad):
     return grad * sigmoid(op.inputs[0])
 
 
-RegisterJVP("Softplus", batch_safe=True)(_softplus_grad)
+_activation("Softplus", softplus, _softplus_grad, _softplus_grad, _softplus)
+
+
+def _softmax(v, axis):
+    """exp(v) / sum(exp(v)) along `axis`, shifted by the max (no overflow)."""
+    if v.size == 0:  # nothing to normalise (np.max refuses an empty axis)
+        return v.copy()
+    e = np.exp(v - np.max(v, axis=axis, keepdims=True))
+    return e / np.sum(e, axis=axis, keepdims=True)
 
 
 def softmax(logits, axis=-1, name=None):
     x = real_input("softmax", logits, floating=True)
     # negative: leading batch dims never shift it
     axis = arguments.one_axis("softmax", axis, x.ndim) - x.ndim
-    if x.size == 0:  # nothing to normalise (np.max refuses an empty axis)
-        value = x._value.copy()
-    else:
-        e = np.exp(x._value - np.max(x._value, axis=axis, keepdims=True))
-        value = e / np.sum(e, axis=axis, keepdims=True)
-    return emit("Softmax", value, (x,), {"axis": axis}, name)
+    return emit("Softmax", _softmax(x._value, axis), (x,), {"axis": axis}, name)
 
 
-@RegisterGradient("Softmax", batch_safe=True)
 def _softmax_grad(op, grad):
     y = op.outputs[0]
     axis = op.attrs["axis"]
     return y * (grad - reduce_sum(grad * y, axis=axis, keepdims=True))
 
 
-RegisterJVP("Softmax", batch_safe=True)(_softmax_grad)
+def _softmax_shape(shapes, attrs, declared):
+    a = shapes[0]
+    if not -len(a) <= attrs["axis"] < len(a):
+        raise ValueError(f"axis {attrs['axis']} is out of range for rank {len(a)}")
+    return (tuple(a),), 4 * math.prod(a)
+
+
+declare("Softmax", _softmax_grad, _softmax_grad,  # diag(y) - y yᵀ is symmetric
+        replay=lambda xs, attrs, out_shapes: softmax(xs[0], attrs["axis"]),
+        attrs_of=attributes("axis"), shape=_softmax_shape,
+        line="softmax({0}, {axis})", helpers={"softmax": _softmax},
+        line_attrs=lambda attrs, out_shapes, in_dtypes: {"axis": attrs["axis"]},
+        smooth=True, attr_kinds={"axis": "axis"})
 
 
 def log_softmax(logits, axis=-1, name=None):

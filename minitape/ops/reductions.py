@@ -10,38 +10,57 @@ tangent's batch dims (`reduced_axes`). reduce_sum itself lives in
 
 import numpy as np
 
-from ..registry import RegisterGradient, RegisterJVP
-from .broadcasting import reduce_sum, reduction, reduced_axes, reshape, spread  # noqa: F401
+from .broadcasting import (declare_reduction, highest, lowest, reduce_sum,  # noqa: F401
+                           reduction, reduced_axes, reshape, spread)
 from .core import constant_like
 from .complex import conj
-from .elementwise import cast, equal, real_input, where
+from .elementwise import cast, equal, real_input, select
 from .shapes import transpose
 
 
 def reduce_mean(input_tensor, axis=None, keepdims=False, name=None):
     return reduction("Mean", "reduce_mean", np.mean, input_tensor, axis, keepdims, name,
-                   need_float=True)
+                     need_float=True)
 
 
-@RegisterGradient("Mean", batch_safe=True)
 def _mean_grad(op, grad):
     count = op.inputs[0].size // max(op.outputs[0].size, 1)
     return spread(op, grad / count)
 
 
-@RegisterJVP("Mean", batch_safe=True)
 def _mean_jvp(op, t):
     return reduce_mean(t, reduced_axes(op, t), keepdims=op.attrs["keepdims"])
 
 
+declare_reduction("Mean", reduce_mean, _mean_grad, _mean_jvp,
+                  "{0}.mean({axis}, keepdims={keepdims})")
+
+
+# reduce_max and reduce_min of nothing are, as in TensorFlow, the identity of
+# max (-inf, or the smallest integer) and of min (+inf): max(concat(a, b)) is
+# max(max(a), max(b)) even when a is empty.
+
 def reduce_max(input_tensor, axis=None, keepdims=False, name=None):
     x = real_input("reduce_max", input_tensor)  # complex numbers have no order
-    return reduction("Max", "reduce_max", np.max, x, axis, keepdims, name)
+    return reduction("Max", "reduce_max", np.max, x, axis, keepdims, name, empty=lowest)
 
 
 def reduce_min(input_tensor, axis=None, keepdims=False, name=None):
     x = real_input("reduce_min", input_tensor)
-    return reduction("Min", "reduce_min", np.min, x, axis, keepdims, name)
+    return reduction("Min", "reduce_min", np.min, x, axis, keepdims, name, empty=highest)
+
+
+def _max_of(v, axis, keepdims):
+    """What reduce_max computes, on NumPy values (compiled programs call it)."""
+    if v.size:
+        return np.max(v, axis, keepdims=keepdims)
+    return np.max(v, axis, keepdims=keepdims, initial=lowest(v.dtype))
+
+
+def _min_of(v, axis, keepdims):
+    if v.size:
+        return np.min(v, axis, keepdims=keepdims)
+    return np.min(v, axis, keepdims=keepdims, initial=highest(v.dtype))
 
 
 def _extreme_weights(op):
@@ -63,26 +82,31 @@ def _extreme_jvp(op, t):
                       keepdims=op.attrs["keepdims"])
 
 
-RegisterGradient("Max", batch_safe=True)(_extreme_grad)
-RegisterGradient("Min", batch_safe=True)(_extreme_grad)
-RegisterJVP("Max", batch_safe=True)(_extreme_jvp)
-RegisterJVP("Min", batch_safe=True)(_extreme_jvp)
+declare_reduction("Max", reduce_max, _extreme_grad, _extreme_jvp,
+                  "reduce_max({0}, {axis}, keepdims={keepdims})",
+                  helpers={"reduce_max": _max_of})
+declare_reduction("Min", reduce_min, _extreme_grad, _extreme_jvp,
+                  "reduce_min({0}, {axis}, keepdims={keepdims})",
+                  helpers={"reduce_min": _min_of})
 
 
 def reduce_prod(input_tensor, axis=None, keepdims=False, name=None):
-    return reduction("Prod", "reduce_prod", np.prod, input_tensor, axis, keepdims, name)
+    return reduction("Prod", "reduce_prod", np.prod, input_tensor, axis, keepdims, name,
+                     keep_integers=True)
 
 
-@RegisterGradient("Prod", batch_safe=True)
 def _prod_grad(op, grad):
     # complex: the conjugate of the derivative (TensorFlow's _ProdGrad); the JVP takes it as is
     return spread(op, grad) * conj(_prod_of_others(op))
 
 
-@RegisterJVP("Prod", batch_safe=True)
 def _prod_jvp(op, t):
     return reduce_sum(t * _prod_of_others(op), reduced_axes(op, t),
                       keepdims=op.attrs["keepdims"])
+
+
+declare_reduction("Prod", reduce_prod, _prod_grad, _prod_jvp,
+                  "{0}.prod({axis}, keepdims={keepdims})", keep_integers=True)
 
 
 def _prod_of_others(op):
@@ -102,6 +126,6 @@ def _prod_of_others(op):
     k = int(np.prod([x.shape[i] for i in axes], dtype=np.int64))
     rows = reshape(transpose(x, perm), lead + (1, k))
     eye = constant_like(np.eye(k, dtype=bool))
-    others = reduce_prod(where(eye, np.ones((), x.dtype), rows), axis=-1)
+    others = reduce_prod(select(eye, np.ones((), x.dtype), rows), axis=-1)
     others = reshape(others, lead + tuple(x.shape[i] for i in axes))
     return transpose(others, np.argsort(perm))

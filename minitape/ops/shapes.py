@@ -8,15 +8,20 @@ dims of `grad` (vectorised jacobians) are carried along untouched.
 They are linear, so each JVP rule is the op itself applied to the tangent
 (past the tangent's leading batch dims, if it has any).
 """
+import math
+
 import numpy as np
 
 from .. import arguments
-from ..registry import RegisterGradient, RegisterJVP, batch_ndim
+from ..registry import batch_ndim
 from ..tensor import Tensor, convert_to_tensor
-from .broadcasting import broadcast_to, lift, reshape, unbroadcast  # noqa: F401 (re-exported)
+from .broadcasting import (broadcast_to, declared_shape, lift, reshape,  # noqa: F401
+                           unbroadcast)
 from .complex import conj
-from .core import (constant_like, emit, normalize_axes, tangent_batch, tensor_input,
-                   tensor_inputs)
+from .core import (constant_like, elementwise_shape, emit, first_input_dtype, normalize_axes,
+                   stack_tensors, tangent_batch, tensor_input, tensor_inputs,
+                   zeros_for_missing)
+from .declaration import attributes, declare, gives_its_input
 
 
 def transpose(a, perm=None, conjugate=False, name=None):
@@ -33,17 +38,30 @@ def transpose(a, perm=None, conjugate=False, name=None):
     return emit("Transpose", np.transpose(x._value, perm), (x,), {"perm": perm}, name)
 
 
-@RegisterGradient("Transpose", batch_safe=True)
 def _transpose_grad(op, grad):
     nb = batch_ndim(op, grad)
     inverse = np.argsort(op.attrs["perm"])
     return transpose(grad, tuple(range(nb)) + tuple(nb + int(i) for i in inverse))
 
 
-@RegisterJVP("Transpose", batch_safe=True)
 def _transpose_jvp(op, t):
     nb = len(tangent_batch(op, (t,)))
     return transpose(t, tuple(range(nb)) + tuple(nb + i for i in op.attrs["perm"]))
+
+
+def _transpose_shape(shapes, attrs, declared):
+    a, perm = shapes[0], attrs["perm"]
+    if sorted(perm) != list(range(len(a))):
+        raise ValueError(f"perm {list(perm)} is not a permutation of {len(a)} axes")
+    return (tuple(a[p] for p in perm),), 0
+
+
+declare("Transpose", _transpose_grad, _transpose_jvp,
+        replay=lambda xs, attrs, out_shapes: transpose(xs[0], attrs["perm"]),
+        attrs_of=lambda op: {"perm": tuple(int(p) for p in op.attrs["perm"])},
+        shape=_transpose_shape, dtype=first_input_dtype, line="{0}.transpose({perm})",
+        line_attrs=lambda attrs, out_shapes, in_dtypes: {"perm": attrs["perm"]},
+        smooth=True, attr_kinds={"perm": "axes"})
 
 
 def matrix_transpose(a, name=None, conjugate=False):
@@ -81,12 +99,15 @@ def identity(input, name=None):
     return emit("Identity", x._value, (x,), None, name)
 
 
-@RegisterGradient("Identity", batch_safe=True)
 def _identity_grad(op, grad):
     return grad
 
 
-RegisterJVP("Identity", batch_safe=True)(_identity_grad)  # the identity is its own JVP
+# (a traced function's read of a variable is an Identity node: tracing.py)
+IDENTITY = declare("Identity", _identity_grad, _identity_grad,  # the identity is its own JVP
+        replay=lambda xs, attrs, out_shapes: identity(xs[0]), shape=elementwise_shape,
+        dtype=first_input_dtype, simplify={"unchanged": gives_its_input}, rank_free=True,
+        smooth=True)
 
 
 def pad(tensor, paddings, mode="CONSTANT", constant_values=0, name=None):
@@ -125,7 +146,6 @@ def pad(tensor, paddings, mode="CONSTANT", constant_values=0, name=None):
     return emit("PadV2", value, (x,), {"paddings": widths}, name)
 
 
-@RegisterGradient("PadV2", batch_safe=True)
 def _pad_grad(op, grad):
     nb = batch_ndim(op, grad)
     inner = tuple(slice(a, a + n) for (a, _), n in zip(op.attrs["paddings"],
@@ -133,10 +153,43 @@ def _pad_grad(op, grad):
     return grad[(slice(None),) * nb + inner]
 
 
-@RegisterJVP("PadV2", batch_safe=True)
 def _pad_jvp(op, t):
     nb = len(tangent_batch(op, (t,)))
     return pad(t, ((0, 0),) * nb + op.attrs["paddings"])  # pads with 0: a constant
+
+
+def _pad_attrs(op):
+    """A traced pad keeps only the paddings; the fill value is read off the output."""
+    paddings = tuple((int(a), int(b)) for a, b in op.attrs["paddings"])
+    out = op.outputs[0]._value
+    inner = np.ones(out.shape, dtype=bool)
+    inner[tuple(slice(a, a + n) for (a, _), n in zip(paddings, op.inputs[0].shape))] = False
+    fill = out[inner][0].item() if inner.any() else 0
+    return {"paddings": paddings, "constant_values": fill}
+
+
+def _pad_replay(xs, attrs, out_shapes):
+    # paddings as an (n, 2) array: a scalar's empty paddings keep their 2 columns
+    paddings = np.array(attrs["paddings"], dtype=np.int64).reshape(-1, 2)
+    return pad(xs[0], paddings, constant_values=attrs["constant_values"])
+
+
+def _pad_shape(shapes, attrs, declared):
+    a, pads = shapes[0], attrs["paddings"]
+    attrs["constant_values"]  # (a number: the format checked it)
+    if len(pads) != len(a):
+        raise ValueError(f"{len(pads)} paddings for rank {len(a)}")
+    return (tuple(n + before + after for n, (before, after) in zip(a, pads)),), 0
+
+
+declare("PadV2", _pad_grad, _pad_jvp, replay=_pad_replay, attrs_of=_pad_attrs,
+        shape=_pad_shape, dtype=first_input_dtype,
+        line="np.pad({0}, {paddings}, constant_values={fill})", word="pad",
+        line_attrs=lambda attrs, out_shapes, in_dtypes: {
+            "paddings": attrs["paddings"],
+            "fill": np.asarray(attrs["constant_values"], dtype=in_dtypes[0])},
+        simplify={"unchanged": lambda attrs, in_shape, out_shape: not attrs["paddings"]},
+        smooth=True, attr_kinds={"paddings": "paddings", "constant_values": "number"})
 
 
 def _mirror_pad(x, widths, mode):
@@ -186,7 +239,6 @@ def concat(values, axis, name=None):
     return emit("ConcatV2", value, tuple(xs), {"axis": axis}, name)
 
 
-@RegisterGradient("ConcatV2", batch_safe=True)
 def _concat_grad(op, grad):
     nb = batch_ndim(op, grad)
     axis = op.attrs["axis"]
@@ -198,17 +250,28 @@ def _concat_grad(op, grad):
     return grads
 
 
-def _zeros_for_missing(op, tangents):
-    """The tangents of every input, with zeros where one is None."""
-    batch = tangent_batch(op, tangents)
-    return [constant_like(np.zeros(batch + x.shape, x.dtype)) if t is None else t
-            for t, x in zip(tangents, op.inputs)]
-
-
-@RegisterJVP("ConcatV2", batch_safe=True)
 def _concat_jvp(op, *tangents):
     nb = len(tangent_batch(op, tangents))
-    return concat(_zeros_for_missing(op, tangents), axis=nb + op.attrs["axis"])
+    return concat(zeros_for_missing(op, tangents), axis=nb + op.attrs["axis"])
+
+
+def _concat_shape(shapes, attrs, declared):
+    a, axis = shapes[0], attrs["axis"]
+    if not -len(a) <= axis < len(a) or not a:
+        raise ValueError(f"axis {axis} is out of range for rank {len(a)}")
+    axis %= len(a)
+    if any(len(s) != len(a) or s[:axis] + s[axis + 1:] != a[:axis] + a[axis + 1:]
+           for s in shapes):
+        raise ValueError("concatenates tensors whose other sizes differ")
+    return (a[:axis] + (sum(s[axis] for s in shapes),) + a[axis + 1:],), 0
+
+
+declare("ConcatV2", _concat_grad, _concat_jvp,
+        replay=lambda xs, attrs, out_shapes: concat(xs, attrs["axis"]), arity=None,
+        attrs_of=attributes("axis"), shape=_concat_shape,
+        line="np.concatenate(({inputs},), {axis})", word="concat",
+        line_attrs=lambda attrs, out_shapes, in_dtypes: {"axis": attrs["axis"]},
+        smooth=True, attr_kinds={"axis": "axis"})
 
 
 def stack(values, axis=0, name=None):
@@ -222,21 +285,7 @@ def stack(values, axis=0, name=None):
     if not -xs[0].ndim - 1 <= axis <= xs[0].ndim:
         raise ValueError(f"stack: axis {axis} is out of range for shape {xs[0].shape}")
     axis %= xs[0].ndim + 1
-    value = np.stack([x._value for x in xs], axis=axis)
-    return emit("Pack", value, tuple(xs), {"axis": axis}, name)
-
-
-@RegisterGradient("Pack", batch_safe=True)
-def _stack_grad(op, grad):
-    nb = batch_ndim(op, grad)
-    lead = (slice(None),) * (nb + op.attrs["axis"])
-    return [grad[lead + (i,)] for i in range(len(op.inputs))]
-
-
-@RegisterJVP("Pack", batch_safe=True)
-def _stack_jvp(op, *tangents):
-    nb = len(tangent_batch(op, tangents))
-    return stack(_zeros_for_missing(op, tangents), axis=nb + op.attrs["axis"])
+    return stack_tensors(xs, axis, name)
 
 
 def unstack(value, num=None, axis=0, name=None):
@@ -296,14 +345,36 @@ def getitem(tensor, index):
     return emit("StridedSlice", value, (x,), {"index": index}, None)
 
 
-@RegisterGradient("StridedSlice", batch_safe=True)
 def _getitem_grad(op, grad):
     return scatter(grad, op.attrs["index"], op.inputs[0].shape, batch_ndim(op, grad))
 
 
-@RegisterJVP("StridedSlice", batch_safe=True)
 def _getitem_jvp(op, t):
     return _take(t, op.attrs["index"], len(tangent_batch(op, (t,))))
+
+
+# The most elements a shape rule lets an index select from a view of zeros
+# (the saved-model loader's limit on one tensor, in elements of one byte).
+_MOST_SELECTED = 1 << 28
+
+
+def index_shape(shape, index):
+    """The shape `x[index]` has, for an x of `shape`, without allocating x: the
+    index is applied to a read-only view with zero strides."""
+    arrays = [item.shape for item in index if isinstance(item, np.ndarray)]
+    if arrays and math.prod(np.broadcast_shapes(*arrays)) * max(1, math.prod(shape)) \
+            > _MOST_SELECTED:
+        raise ValueError("the index selects too many elements")
+    return np.broadcast_to(np.zeros((), bool), shape)[index].shape
+
+
+declare("StridedSlice", _getitem_grad, _getitem_jvp,
+        replay=lambda xs, attrs, out_shapes: getitem(xs[0], attrs["index"]),
+        attrs_of=attributes("index"),
+        shape=lambda shapes, attrs, declared: ((index_shape(shapes[0], attrs["index"]),), 0),
+        dtype=first_input_dtype, line="{0}[{index}]", word="slice",
+        line_attrs=lambda attrs, out_shapes, in_dtypes: {"index": attrs["index"]},
+        smooth=True, attr_kinds={"index": "index"})
 
 
 def scatter(grad, index, shape, nb):
@@ -314,6 +385,8 @@ def scatter(grad, index, shape, nb):
 
 
 def _scatter_value(g, index, shape, nb):
+    """Zeros of the batch dims + `shape`, with `g` added at `index` (the
+    gradient of indexing; repeated indices add up); compiled programs call it."""
     batch = g.shape[:nb]
     out = np.zeros(batch + shape, dtype=g.dtype)
     if not any(isinstance(item, np.ndarray) for item in index):
@@ -326,16 +399,36 @@ def _scatter_value(g, index, shape, nb):
     return out
 
 
-@RegisterGradient("StridedSliceGrad", batch_safe=True)
 def _scatter_grad(op, grad):
     lead = batch_ndim(op, grad) + op.attrs["batch_ndim"]
     return _take(grad, op.attrs["index"], lead)
 
 
-@RegisterJVP("StridedSliceGrad", batch_safe=True)
 def _scatter_jvp(op, t):
     nb = len(tangent_batch(op, (t,))) + op.attrs["batch_ndim"]
     return scatter(t, op.attrs["index"], op.attrs["shape"], nb)
+
+
+def _scatter_shape(shapes, attrs, declared):
+    a, out, nb = shapes[0], declared_shape(declared), attrs["batch_ndim"]
+    if nb > len(a) or nb > len(out) or a[:nb] != out[:nb]:
+        raise ValueError(f"batch_ndim {nb} does not fit")
+    index_shape(out[nb:], attrs["index"])
+    return (out,), 0
+
+
+declare("StridedSliceGrad", _scatter_grad, _scatter_jvp,
+        replay=lambda xs, a, out_shapes: scatter(  # into zeros of the output's shape
+            xs[0], a["index"], out_shapes[0][a["batch_ndim"]:], a["batch_ndim"]),
+        attrs_of=lambda op: {"index": op.attrs["index"],
+                             "batch_ndim": int(op.attrs["batch_ndim"])},
+        shape=_scatter_shape, dtype=first_input_dtype,
+        line="scatter({0}, {index}, {shape}, {batch_ndim})", word="scatter",
+        line_attrs=lambda a, out_shapes, in_dtypes: {
+            "index": a["index"], "shape": tuple(out_shapes[0][int(a["batch_ndim"]):]),
+            "batch_ndim": int(a["batch_ndim"])},
+        helpers={"scatter": _scatter_value}, smooth=True,
+        attr_kinds={"index": "index", "batch_ndim": "rank"})
 
 
 def _take(t, index, lead):

@@ -14,10 +14,11 @@ import numpy as np
 
 from ..context import state
 from ..recording import record
-from ..registry import RegisterGradient, RegisterJVP, batch_ndim
+from ..registry import batch_ndim
 from ..tensor import Tensor
 from .broadcasting import lift, reshape, unbroadcast
-from .core import attr_bool, emit, float_input, matrix_shape, operands, replay
+from .core import attr_bool, emit, float_input, matrix_shape, operands
+from .declaration import declare
 from .linalg import inv, matmul, solve
 from .matrices import band_part, trace
 
@@ -99,7 +100,6 @@ def _solved_triangle(op):
     return (-1, 0) if lower else (0, -1)
 
 
-@RegisterGradient("MatrixTriangularSolve", batch_safe=True)
 def _triangular_solve_grad(op, grad):
     """As for solve (X = T^-1 B): dB = T^-T grad, dT = -dB X^T (or -X dB^T
     when adjoint), kept to the triangle that was read (Giles 2008, 2.3.1)."""
@@ -115,7 +115,6 @@ def _triangular_solve_grad(op, grad):
     return ga, unbroadcast(gb, b.shape, nb)
 
 
-@RegisterJVP("MatrixTriangularSolve", batch_safe=True)
 def _triangular_solve_jvp(op, ta, tb):
     """T X = B, so dT X + T dX = dB: dX = T^-1 (dB - dT X), dT the triangle of dA."""
     a, b = op.inputs
@@ -129,10 +128,10 @@ def _triangular_solve_jvp(op, ta, tb):
     return triangular_solve(a, rhs, lower=lower, adjoint=adjoint)
 
 
-replay("MatrixTriangularSolve",
-       lambda xs, a, o: triangular_solve(xs[0], xs[1], a["lower"], a["adjoint"]), 2,
-       lambda op: {"lower": op.attrs["lower"], "adjoint": op.attrs["adjoint"]},
-       shape=lambda shapes, a, declared: _triangular_solve_shape(*shapes, a))
+declare("MatrixTriangularSolve", _triangular_solve_grad, _triangular_solve_jvp,
+        replay=lambda xs, a, o: triangular_solve(xs[0], xs[1], a["lower"], a["adjoint"]), arity=2,
+        attrs_of=lambda op: {"lower": op.attrs["lower"], "adjoint": op.attrs["adjoint"]},
+        shape=lambda shapes, a, declared: _triangular_solve_shape(*shapes, a))
 
 
 def _triangular_solve_shape(matrix, rhs, attrs):
@@ -177,7 +176,6 @@ def _as_matrices(x):
     return reshape(x, x.shape + (1, 1))
 
 
-@RegisterGradient("MatrixDeterminant", batch_safe=True)
 def _det_grad(op, grad):
     """d det(A) = det(A) tr(A^-1 dA) (Jacobi's formula), so the gradient is
     grad det(A) A^-T. A singular matrix has no inverse: like TensorFlow's,
@@ -186,7 +184,6 @@ def _det_grad(op, grad):
     return _as_matrices(grad * d) * inv(a, adjoint=True)
 
 
-@RegisterJVP("MatrixDeterminant", batch_safe=True)
 def _det_jvp(op, t):
     """Jacobi's formula: d det(A) = det(A) tr(A^-1 dA)."""
     a, d = op.inputs[0], op.outputs[0]
@@ -198,7 +195,8 @@ def _det_shape(shapes, attrs, declared):
     return (batch,), work
 
 
-replay("MatrixDeterminant", lambda xs, a, o: det(xs[0]), shape=_det_shape)
+declare("MatrixDeterminant", _det_grad, _det_jvp, replay=lambda xs, a, o: det(xs[0]),
+        shape=_det_shape)
 
 
 def slogdet(input, name=None):
@@ -217,14 +215,12 @@ LogMatrixDeterminant = collections.namedtuple("LogMatrixDeterminant",
                                               ["sign", "log_abs_determinant"])
 
 
-@RegisterGradient("LogMatrixDeterminant", batch_safe=True)
 def _slogdet_grad(op, grad_sign, grad_logabs):
     """d log|det A| = tr(A^-1 dA), so the gradient is grad A^-T; the sign is
     piecewise constant (no gradient). Singular A: raises, as TensorFlow."""
     return _as_matrices(grad_logabs) * inv(op.inputs[0], adjoint=True)
 
 
-@RegisterJVP("LogMatrixDeterminant", batch_safe=True)
 def _slogdet_jvp(op, t):
     return None, trace(solve(op.inputs[0], t))
 
@@ -234,4 +230,5 @@ def _slogdet_shape(shapes, attrs, declared):
     return (batch, batch), work
 
 
-replay("LogMatrixDeterminant", lambda xs, a, o: slogdet(xs[0]), shape=_slogdet_shape)
+declare("LogMatrixDeterminant", _slogdet_grad, _slogdet_jvp,
+        replay=lambda xs, a, o: slogdet(xs[0]), shape=_slogdet_shape)

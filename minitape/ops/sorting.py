@@ -17,8 +17,8 @@ import math
 import numpy as np
 
 from .. import arguments
-from ..registry import NotDifferentiable
-from .core import attr_bool, emit, one_axis, replay, tensor_input
+from .core import attr_bool, emit, one_axis, tensor_input
+from .declaration import declare
 from .elementwise import cast
 from .indexing import gather
 from .shapes import transpose
@@ -60,11 +60,13 @@ def argsort(values, axis=-1, direction="ASCENDING", stable=False, name=None):
                 {"axis": a, "descending": descending}, name)
 
 
-NotDifferentiable("ArgSort")
-replay("ArgSort", lambda xs, a, o: argsort(
-    xs[0], a["axis"], "DESCENDING" if a["descending"] else "ASCENDING"), 1,
-    lambda op: {"axis": int(op.attrs["axis"]), "descending": bool(op.attrs["descending"])},
-    shape=lambda shapes, a, declared: _sort_shape(shapes[0], one_axis(a, shapes[0]),
+declare("ArgSort", differentiable=False,
+        replay=lambda xs, a, o: argsort(
+    xs[0], a["axis"], "DESCENDING" if a["descending"] else "ASCENDING"),
+        arity=1,
+        attrs_of=lambda op: {"axis": int(op.attrs["axis"]),
+                             "descending": bool(op.attrs["descending"])},
+        shape=lambda shapes, a, declared: _sort_shape(shapes[0], one_axis(a, shapes[0]),
                                                   attr_bool(a, "descending")))
 
 

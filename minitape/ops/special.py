@@ -19,11 +19,8 @@ import math
 
 import numpy as np
 
-from ..registry import RegisterGradient, RegisterJVP
-from .binary import binary, input_gradients, lifted, tangent_sum
-from .core import elementwise_shape, replay
 from .elementwise import exp, square
-from .unary import unary
+from .partials import binary, unary
 
 
 def _elementwise(scalar_fn):
@@ -123,42 +120,23 @@ _TWO_OVER_SQRT_PI = 2 / math.sqrt(math.pi)
 erf = unary("erf", "Erf", _elementwise(math.erf),
             lambda x, y: _TWO_OVER_SQRT_PI * exp(-square(x)),
             "The error function, 2/sqrt(pi) times the integral of exp(-t^2) from 0 to x.",
-            complex=False)
+            kinds="f", smooth=True)
 erfc = unary("erfc", "Erfc", _elementwise(math.erfc),
              lambda x, y: -_TWO_OVER_SQRT_PI * exp(-square(x)),
-             "1 - erf(x), accurate where erf(x) is close to 1.", complex=False)
+             "1 - erf(x), accurate where erf(x) is close to 1.", kinds="f", smooth=True)
 lgamma = unary("lgamma", "Lgamma", _elementwise(_lgamma),
                lambda x, y: digamma(x),                # NaN at the poles, as TensorFlow
-               "log |Gamma(x)|; inf at 0, -1, -2, ...", complex=False)
+               "log |Gamma(x)|; inf at 0, -1, -2, ...", kinds="f")
 digamma = unary("digamma", "Digamma", lambda v: _polygamma(np.zeros((), v.dtype), v),
                 lambda x, y: polygamma(np.ones((), x.dtype), x),  # trigamma; inf at poles
-                "psi(x), the derivative of lgamma; NaN at 0, -1, -2, ...", complex=False)
+                "psi(x), the derivative of lgamma; NaN at 0, -1, -2, ...", kinds="f")
 
-_polygamma_op = binary("polygamma", "Polygamma", _polygamma, "", kinds="f")
+# d/dx psi^(a)(x) = psi^(a+1)(x); a is a whole number: no gradient (None), as in TensorFlow
+_polygamma_op = binary("polygamma", "Polygamma", _polygamma, kinds="f",
+                       partials=(None, lambda a, x, z: polygamma(a + 1, x)))
 
 
 def polygamma(a, x, name=None):
     """The a-th derivative of digamma, psi^(a)(x), for a whole number a >= 0 (a
     float tensor like x, as in TensorFlow; NaN for any other a)."""
     return _polygamma_op(a, x, name=name)
-
-
-@RegisterGradient("Polygamma", batch_safe=True)
-def _polygamma_grad(op, grad):
-    # d/dx psi^(a)(x) = psi^(a+1)(x); a is a whole number: no gradient (None), as in TensorFlow
-    a, x = op.inputs
-    return input_gradients(op, grad, None, grad * polygamma(a + 1, x))
-
-
-@RegisterJVP("Polygamma", batch_safe=True)
-def _polygamma_jvp(op, ta, tx):
-    a, x = op.inputs
-    tangents = (ta, tx)
-    _, tx = lifted(op, ta, tx)
-    if tx is None:
-        return None
-    return tangent_sum(op, tangents, tx * polygamma(a + 1, x), None)
-
-
-replay("Polygamma", lambda xs, attrs, out_shapes: polygamma(xs[0], xs[1]), arity=2,
-       shape=elementwise_shape)

@@ -13,12 +13,12 @@ differentiable (TensorFlow gives None).
 import numpy as np
 
 from .. import arguments
-from ..registry import NotDifferentiable, RegisterGradient, RegisterJVP, batch_ndim
-from .broadcasting import reduce_sum, reduced_axes, reduction, reshape
+from ..registry import batch_ndim
+from .broadcasting import declare_reduction, reduce_sum, reduced_axes, reduction, reshape
 from .control import stop_gradient
-from .core import (emit, float_input, normalize_axes, one_axis, reduction_shape, replay,
-                   tensor_input)
-from .elementwise import abs, cast, exp, less, log, not_equal, sqrt, square, where
+from .core import emit, float_input, normalize_axes, one_axis, tensor_input
+from .declaration import declare
+from .elementwise import abs, cast, exp, less, log, not_equal, sqrt, square, select
 from .reductions import reduce_max, reduce_mean
 
 
@@ -57,7 +57,7 @@ def reduce_logsumexp(input_tensor, axis=None, keepdims=False, name=None):
     normalize_axes("reduce_logsumexp", axis, x.ndim)
     raw = reduce_max(x, axis=axis, keepdims=True)
     finite = less(abs(raw), np.array(np.inf, x.dtype))  # False for inf and NaN
-    m = stop_gradient(where(finite, raw, np.zeros((), x.dtype)))
+    m = stop_gradient(select(finite, raw, np.zeros((), x.dtype)))
     total = log(reduce_sum(exp(x - m), axis=axis, keepdims=keepdims))
     return total + (m if keepdims else reshape(m, total.shape))
 
@@ -81,7 +81,6 @@ def reduce_euclidean_norm(input_tensor, axis=None, keepdims=False, name=None):
                      keepdims, name)
 
 
-@RegisterGradient("EuclideanNorm", batch_safe=True)
 def _euclidean_norm_grad(op, grad):
     """d||x||/dx = x / ||x||, written x / (||x|| / grad) as in TensorFlow's
     rule: NaN at the zero vector (0 / 0), and 0 where grad is 0 elsewhere."""
@@ -91,7 +90,6 @@ def _euclidean_norm_grad(op, grad):
     return op.inputs[0] / (norm / reshape(grad, grad.shape[:nb] + kept))
 
 
-@RegisterJVP("EuclideanNorm", batch_safe=True)
 def _euclidean_norm_jvp(op, t):
     """<x, t> / ||x||: NaN at the zero vector, as the gradient."""
     if op.inputs[0].dtype.kind == "c":
@@ -117,17 +115,10 @@ reduce_any = _logical("Any", "reduce_any", np.any)
 reduce_all = _logical("All", "reduce_all", np.all)
 
 
-def _reduction_replay(fn):
-    return (lambda xs, a, o: fn(xs[0], axis=list(a["axis"]), keepdims=a["keepdims"]),
-            1, lambda op: {"axis": tuple(op.attrs["axis"]),
-                           "keepdims": bool(op.attrs["keepdims"])}, reduction_shape)
-
-
-for _op_type, _fn in (("EuclideanNorm", reduce_euclidean_norm), ("Any", reduce_any),
-                      ("All", reduce_all)):
-    replay(_op_type, *_reduction_replay(_fn))
-NotDifferentiable("Any")
-NotDifferentiable("All")
+declare_reduction("EuclideanNorm", reduce_euclidean_norm, _euclidean_norm_grad,
+                  _euclidean_norm_jvp, smooth=False, any_rank=False)
+declare_reduction("Any", reduce_any, differentiable=False, any_rank=False)
+declare_reduction("All", reduce_all, differentiable=False, any_rank=False)
 
 
 def count_nonzero(input, axis=None, keepdims=None, dtype=np.int64, name=None):
@@ -175,8 +166,8 @@ def _arg_extreme_shape(shapes, attrs, declared):
 
 
 for _op_type, _fn in (("ArgMax", argmax), ("ArgMin", argmin)):
-    NotDifferentiable(_op_type)
-    replay(_op_type, lambda xs, a, o, fn=_fn: fn(xs[0], a["axis"], np.dtype(a["output_type"])), 1,
-           lambda op: {"axis": int(op.attrs["axis"]),
-                       "output_type": np.dtype(op.attrs["output_type"]).name},
-           shape=_arg_extreme_shape)
+    declare(_op_type, differentiable=False,
+            replay=lambda xs, a, o, fn=_fn: fn(xs[0], a["axis"], np.dtype(a["output_type"])),
+            attrs_of=lambda op: {"axis": int(op.attrs["axis"]),
+                                 "output_type": np.dtype(op.attrs["output_type"]).name},
+            shape=_arg_extreme_shape)

@@ -2,15 +2,16 @@
 JSON fields read back with checkers that raise `LoadError("where: what")`.
 
 Each op type's attributes go to and from JSON through a codec: an explicit
-one in `ATTR_CODECS` for the original op types, the generic tagged one
-(`encode_value`, `decode_value`) for the op types the families declare with
-`ops.core.replay`; FORMAT.md beside this file describes every field.
+one made of the attribute kinds an op's declaration names (`ops/declaration.py`:
+an axis, a dtype, an index, ...), else the generic tagged one (`encode_value`,
+`decode_value`); random draws, which are not declared ops, have theirs in
+`ATTR_CODECS`. FORMAT.md beside this file describes every field.
 """
 import re
 
 import numpy as np
 
-from ..ops.core import REPLAYS
+from ..ops.declaration import DECLARED, no_attributes
 from ..specs import TensorSpec
 from .limits import (MAX_ATTR_ITEMS, MAX_DEPTH, MAX_INT, MAX_RANK, MAX_TENSOR_BYTES, nbytes,
                      size_of)
@@ -274,33 +275,13 @@ def _no_attrs(j, where):
 NO_ATTRS = (lambda attrs: {}, _no_attrs)
 _AXIS = (int, lambda x, w: check_int(x, w, -MAX_RANK, MAX_RANK))
 _FLAG = (bool, check_bool)
-_REDUCTION = _attrs_codec({  # axis null: all axes (in graphs for inputs of any rank)
-    "axis": (lambda a: None if a is None else list(a),
-             lambda x, w: None if x is None else _axes(x, w)),
-    "keepdims": _FLAG})
-ATTR_CODECS = {
-    "Cast": _attrs_codec({"DstT": (lambda d: dtype_name(d, "Cast"), check_dtype)}),
-    "Transpose": _attrs_codec({"perm": (list, _axes)}),
-    "PadV2": _attrs_codec({
-        "paddings": (lambda p: [list(x) for x in p],
-                     lambda x, w: tuple((check_int(a[0], w, 0, MAX_TENSOR_BYTES),
-                                         check_int(a[1], w, 0, MAX_TENSOR_BYTES))
-                                        if type(a) is list and len(a) == 2
-                                        else fail(w, "expected [before, after] pairs")
-                                        for a in check_list(x, w, MAX_RANK))),
-        "constant_values": (_same, _scalar)}),
-    "ConcatV2": _attrs_codec({"axis": _AXIS}),
-    "Pack": _attrs_codec({"axis": _AXIS}),
-    "StridedSlice": _attrs_codec({"index": (_encode_index, _decode_index)}),
-    "StridedSliceGrad": _attrs_codec({"index": (_encode_index, _decode_index),
-                                      "batch_ndim": (int, lambda x, w: check_int(x, w, 0, MAX_RANK))}),
-    "Sum": _REDUCTION, "Mean": _REDUCTION, "Max": _REDUCTION, "Min": _REDUCTION,
-    "Prod": _REDUCTION,
-    "MatMul": _attrs_codec({"transpose_a": _FLAG, "transpose_b": _FLAG}),
-    "MatrixSolve": _attrs_codec({"adjoint": _FLAG}),
-    "Einsum": _attrs_codec({"equation": (str, lambda x, w: check_str(x, w, 1000))}),
-    "Softmax": _attrs_codec({"axis": _AXIS}),
-}
+_PADDINGS = (lambda p: [list(x) for x in p],
+             lambda x, w: tuple((check_int(a[0], w, 0, MAX_TENSOR_BYTES),
+                                 check_int(a[1], w, 0, MAX_TENSOR_BYTES))
+                                if type(a) is list and len(a) == 2
+                                else fail(w, "expected [before, after] pairs")
+                                for a in check_list(x, w, MAX_RANK)))
+ATTR_CODECS = {}  # op type -> codec, for op types that are not declared (random draws)
 _SEED = (int, lambda x, w: check_int(x, w, 0, MAX_INT))
 for _op in ("RandomStandardNormal", "RandomUniform"):
     ATTR_CODECS[_op] = _attrs_codec({"dtype": (lambda d: dtype_name(d, "a random draw"),
@@ -311,7 +292,7 @@ ATTR_CODECS["RandomUniformInt"] = _attrs_codec({
 
 
 # --- the generic codec: plain data with type tags --------------------------------
-# The attributes a family's op records (`attrs_of` in `ops.core.replay`) are
+# The attributes a declared op records (`attrs_of`, ops/declaration.py) are
 # plain data. JSON keeps null, booleans, integers, finite floats and strings as
 # they are; everything else carries a tag, an object with one field, so that
 # decoding gives back exactly the Python types the replay was given:
@@ -413,12 +394,37 @@ GENERIC = (_generic_encode, _generic_decode)
 
 
 def attr_codec(op):
-    """The codec of an op type's attributes: explicit for the original op types,
-    generic for those the families declare (`ops.core.replay`)."""
+    """The codec of an op type's attributes: none for a declared op type
+    without attributes, from the attribute kinds its declaration names
+    (`Declaration.attr_kinds`), explicit for random draws, else the generic one."""
     codec = ATTR_CODECS.get(op)
     if codec is None:
-        codec = GENERIC if op in REPLAYS else NO_ATTRS
+        declared = DECLARED.get(op)
+        if declared is None or declared.attrs_of is no_attributes:
+            return NO_ATTRS
+        if declared.attr_kinds:
+            return _attrs_codec({name: _KINDS[kind](op)
+                                 for name, kind in declared.attr_kinds.items()})
+        codec = GENERIC
     return codec
+
+
+# Attributes that a declaration says are of a kind the format writes its own way
+# (`Declaration.attr_kinds`): each kind's (encode, decode) for the op type.
+_KINDS = {
+    "dtype": lambda op: (lambda d: dtype_name(d, op), check_dtype),
+    "axis": lambda op: _AXIS,                     # one axis
+    "axes": lambda op: (list, _axes),             # a permutation, a list of axes
+    "axes_or_all": lambda op: (                   # null: all axes (inputs of any rank)
+        lambda a: None if a is None else list(a),
+        lambda x, w: None if x is None else _axes(x, w)),
+    "flag": lambda op: _FLAG,
+    "rank": lambda op: (int, lambda x, w: check_int(x, w, 0, MAX_RANK)),
+    "number": lambda op: (_same, _scalar),
+    "paddings": lambda op: _PADDINGS,             # [before, after] per axis
+    "index": lambda op: (_encode_index, _decode_index),
+    "text": lambda op: (str, lambda x, w: check_str(x, w, 1000)),
+}
 
 
 def spec_text(s):

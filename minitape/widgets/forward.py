@@ -31,6 +31,7 @@ from .. import ops
 from ..autodiff import ForwardAccumulator
 from ..context import state
 from ..jacobians import GradientTape  # the tape with jacobian attached
+from ..recorder import Recorder
 from .compat import interactive_with_data, show_figure
 
 __all__ = ["count_numbers", "jacobian_work", "auto_direction", "jacobian_time", "tanh_layer",
@@ -51,10 +52,8 @@ class _Everything(dict):
         pass
 
 
-class _Counter(list):
+class _Counter(list, Recorder):
     """Stands in `state.tapes` and adds up the sizes of the ops' outputs."""
-
-    _watch_accessed_variables = False
 
     def __init__(self):
         super().__init__()

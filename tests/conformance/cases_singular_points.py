@@ -67,6 +67,38 @@ def case_singular_gradients_elementwise(m):
             for f in fs]
 
 
+def _second_derivatives_both_ways(m, f, values):
+    """f's gradient, then the derivative of (the sum of) that gradient along
+    ones: by a tape around a tape, and by a ForwardAccumulator around a tape."""
+    out = {}
+    for dtype in ("float32", "float64"):
+        x = m.constant(np.asarray(values, dtype))
+        with m.GradientTape() as outer:
+            outer.watch(x)
+            with m.GradientTape() as inner:
+                inner.watch(x)
+                y = f(x)
+            g = inner.gradient(y, x)
+        nested = outer.gradient(g, x)
+        with m.autodiff.ForwardAccumulator(x, m.ones_like(x)) as acc:
+            with m.GradientTape() as tape:
+                tape.watch(x)
+                y = f(x)
+            g = tape.gradient(y, x)
+        out[dtype] = [g, nested, acc.jvp(g)]
+    return out
+
+
+def case_norm_second_derivative_at_zero(m):
+    # issue 30: [nan, nan, nan] both ways, as the gradient (minitape gave inf)
+    return _second_derivatives_both_ways(m, m.norm, [0.0, 0.0, 0.0])
+
+
+def case_atan2_forward_over_reverse_at_the_origin(m):
+    # issue 30: nan both ways at the origin (minitape's forward-over-reverse gave +-inf)
+    return _second_derivatives_both_ways(m, lambda v: m.math.atan2(v[0], v[1]), [0.0, 0.0])
+
+
 def _forward_over_reverse(m, fn):
     """The JVP of fn's gradient (a ForwardAccumulator around a tape) and the
     gradient of its gradient, at the kinks, at inf and at NaN."""

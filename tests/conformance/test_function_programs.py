@@ -50,7 +50,7 @@ else:
 import function_programs as programs  # noqa: E402  (tests/, on pytest's path)
 import minitape as mt  # noqa: E402
 from minitape import registry  # noqa: E402
-from minitape.ops import elementwise, linalg  # noqa: E402
+from minitape.ops import zero_times_inf  # noqa: E402
 
 harness.quiet(tf)
 
@@ -115,16 +115,16 @@ class _TensorFlowRules:
     not reach, which TensorFlow multiplies by the partial derivative."""
 
     def __enter__(self):
-        self.saved = elementwise.moved, linalg._moved_product, dict(registry._jvp_rules)
-        elementwise.moved = lambda t, term, *args, **kwargs: term
-        linalg._moved_product = lambda z, *args, **kwargs: z
-        for op_type, (rule, batch_safe) in self.saved[2].items():
+        self.saved = dict(registry._jvp_rules)
+        zero_times_inf.APPLY = False
+        for op_type, (rule, batch_safe) in self.saved.items():
             if batch_safe:
                 registry._jvp_rules[op_type] = (_with_zero_tangents(rule), True)
         return self
 
     def __exit__(self, *exc):
-        elementwise.moved, linalg._moved_product, rules = self.saved
+        zero_times_inf.APPLY = True
+        rules = self.saved
         registry._jvp_rules.clear()
         registry._jvp_rules.update(rules)
 

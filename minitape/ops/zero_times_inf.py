@@ -1,47 +1,223 @@
-"""Zero times inf inside a sum of products: the masks of matmul's and einsum's rules.
+"""Zero times inf: a product whose upstream gradient or tangent is 0 counts 0.
 
-A matmul or einsum sums products; in its gradient (or JVP) one factor of each
-product is the upstream gradient (or a tangent). Where that factor is 0 and
-another is inf, the product is NaN and so is the whole sum, although the
-entry does not move. As `multiply` does (`elementwise.moved`), the rules drop
-those products, so forward and reverse mode agree: `moved_product(z, ...)`
-gives the contraction z again with each NaN product whose factor from a
-masking operand is 0 counted as 0.
+A rule multiplies the upstream gradient (reverse mode) or a tangent (forward
+mode) by a partial derivative. Where that partial is inf or NaN and the
+upstream is 0 (a zero row of a Jacobian's one-hot seed, the branch
+`tf.where` did not pick, an input the direction does not move), IEEE
+arithmetic gives NaN, although nothing moves: d(x0 * 1 + x1 * inf)/dx0 would
+be NaN. The ops whose declaration says `masked` (TensorFlow's Sqrt, Rsqrt and
+Reciprocal grad kernels do the same; multiply, divide, pow and matmul are
+minitape's, a row of docs/differences.md) drop those products, so both
+directions give 1 there, at every order (a masked row writes its derivative
+with masked ops: rsqrt's is -y * (y * y) / 2, not with `square`). In forward
+mode a product with a zero partial derivative (an inf tangent times a
+constant 0) counts 0 too. An infinite upstream or tangent times a zero (or
+NaN) partial has no value at all: it stays NaN, and so does everything
+differentiated from it (the norm's derivatives at the zero vector).
 
-Which products those are is a fact about values, and one cheap check tells
-whether there can be any: a NaN product with a zero factor needs an inf or a
-NaN in another factor. So where the other factors are all finite (one sum
-each, the op AllFinite), z is the answer; otherwise the contraction is done
-again product by product (`_masked_contraction`, in slices that fit in
-memory), whose values are z's wherever z has no NaN (up to rounding).
+It is one rule for two shapes of product, applied by the declaration
+machinery (`partials.py`, `products.py`), never written in a rule:
 
-So that a traced function makes that check at each call, it is an op, and
-so is the mask: UnmovedEinsum, whose first input is the check's answer (a
-bool: all finite) and whose `mode` says what it gives:
+- an elementwise product t * p (`moved`): its NaN entries where t is 0 are
+  made 0, by the op ZeroWhereUnmoved;
+- a sum of products, a matmul's or an einsum's (`moved_product`): the
+  contraction again with each NaN product whose upstream factor is 0
+  counted as 0, by the op UnmovedEinsum behind an AllFinite check.
 
-    select     z (its next input) if all finite, else the masked contraction
-    if_masked  zeros if all finite, else the masked contraction
-    if_plain   its one operand if all finite, else zeros
-
-Its gradient and tangent are UnmovedEinsum ops with the same check: the
-masked contraction is linear in each factor, so its derivative with respect
-to one factor is a masked contraction of the others with the upstream
-gradient (if_masked; a zero upstream drops its products too), and select's
-z gets the upstream gradient where the check passed (if_plain). So it
-differentiates to any order, eagerly, traced and compiled, and each call's
-values decide.
+Which entries those are is a fact about values, and one cheap sum tells
+whether there can be any: where there is none, eager code records nothing.
+A traced function records the mask at every call site whatever the tracing
+call's values (each call masks its own NaNs), unless constants prove that it
+can never change a number. Both masks are ops with rules of their own (the
+same masks on the upstream gradient), so they differentiate to any order.
 """
 import cmath
 import functools
 
 import numpy as np
 
-from ..registry import NotDifferentiable, RegisterGradient, RegisterJVP, batch_ndim
+from ..context import state
+from ..registry import batch_ndim
 from ..tensor import Tensor
 from .broadcasting import full_tangent, unbroadcast
 from .complex import conj
-from .core import emit, replay, tangent_batch
-from .elementwise import masks_apply, recording_trace
+from .core import NUMBER_SCALARS, emit, tangent_batch
+from .declaration import declare
+
+# --- when the masks apply ------------------------------------------------------------
+
+APPLY = True  # False: no mask fires anywhere (the conformance suite compares with TensorFlow so)
+
+_total = np.add.reduce  # the sum of all entries, without ndarray.sum's Python wrapper
+
+
+def has_nan(v):
+    """Whether the NumPy value v may have a NaN entry: its sum is NaN if one
+    is (and if inf meets -inf, for which the masks run and change nothing).
+    A NumPy scalar is its own sum (a reduction of one costs 30 times more)."""
+    total = v if type(v) in NUMBER_SCALARS else _total(v, None)
+    return total != total
+
+
+def recording_trace():
+    """The trace being recorded (`tracing.Tracer`: the first recorder while a
+    function is traced), or None."""
+    tapes = state.tapes
+    first = tapes[0] if tapes else None
+    return first if first is not None and first.is_trace else None
+
+
+def masks_apply():
+    """False while an `unmasked` recorder records: forward mode from a
+    gradient rule (`tangents.jvp_from_gradient`) runs the rule on an upstream
+    gradient of zeros that stands for any direction, not for one that does
+    not move, so no mask may fire there."""
+    return APPLY and not any(r.unmasked for r in state.tapes)
+
+
+# --- elementwise products: the op ZeroWhereUnmoved -------------------------------------
+
+def moved(t, term, factor=None, times=None, over=None):
+    """`term` (t times a partial derivative) with its NaN entries made exactly
+    0 where `t` is 0. `t` is a tangent (forward mode) or an upstream gradient
+    (reverse mode). With `factor` (forward mode: `term` is t * factor), a NaN
+    where that factor is 0 is also made 0 (an inf tangent times a constant 0).
+
+    An input that does not move, or an output nobody asked about (a zero row
+    of a Jacobian's one-hot seed, or the branch `tf.where` did not pick), then
+    adds nothing even where the partial derivative is inf or NaN (0 * inf is
+    NaN in floating point): d(x0 * 1 + x1 * inf)/dx0 = 1, d(y0)/dx1 = 0 for
+    y = x * [1, inf], and `where(x > 0, sqrt(x), 0.)` at x = -1 has the
+    gradient 0, as TensorFlow's grad kernels for Sqrt and Rsqrt give.
+
+    Only entries that are NaN are touched, each on its own, so a NaN in one
+    entry never changes another, and a tape differentiating the rule sees
+    `term` wherever it is finite (second derivatives next to a NaN are those
+    of the plain formula). The mask is ONE op, `zero_where_unmoved`, which
+    does nothing (and records nothing) when `term` has no NaN: one cheap sum
+    tells, so the masks cost next to nothing where there is no NaN.
+
+    In a function being traced (`mt.function`) the op is recorded whatever
+    the values, so each call masks its own NaNs, as eager code does; it is
+    left out only where values that are the same at every call prove that it
+    can never change a number: `t` (and `factor`) a constant with no zeros,
+    or `term` being t * `times` (t / `over`) for a constant `times` that is
+    finite (`over` with no 0 and no NaN), as in `x * 2.0` or `x / 3.0`."""
+    if t is None:
+        return term
+    trace = recording_trace()
+    if trace is None and not has_nan(term._value) or not masks_apply():
+        return term
+    if trace is not None and _never_masks(trace.same_at_every_call, t, term, factor,
+                                          times, over):
+        return term
+    return zero_where_unmoved(term, term, t, factor)
+
+
+def _never_masks(fixed, t, term, factor, times, over):
+    """Whether `moved`'s mask can never change an entry at any call of a traced
+    function, judged from the values `fixed` (same at every call) holds. A NaN
+    of t * p where t is 0 needs an inf or NaN in p; with a factor, a NaN where
+    the factor is 0 needs an inf or NaN in t."""
+    def finite(x):
+        return x is not None and fixed(x) and bool(np.isfinite(x._value).all())
+
+    def nonzero(x):
+        return x is not None and fixed(x) and bool(np.all(x._value != 0))
+
+    def divisor(x):  # a constant with no 0 and no NaN: t / x is 0 where t is
+        return nonzero(x) and not np.isnan(x._value).any()
+
+    if fixed(term):
+        v = term._value
+        return not np.isnan(v).any()
+    if factor is not None:
+        times = factor
+        if not (nonzero(factor) or finite(t)):
+            return False
+    return nonzero(t) or finite(times) or divisor(over)
+
+
+def unmoved_zeroed(x, term, t, factor=None):
+    """The NumPy kernel of `zero_where_unmoved` (compiled programs call it
+    too): `x` itself when `term` has no NaN, else a copy with 0 where `term`
+    is NaN and `t` (or `factor`) is 0, and NaN where `term` is NaN, `t` is
+    infinite and `x` is not 0. An infinite upstream gradient or tangent times
+    a zero or NaN partial derivative is no number at all (the norm's gradient
+    at the zero vector), and nothing differentiated from it is a number either:
+    the mask itself (x is `term`) is NaN there already; its gradient and
+    tangent (x is their upstream) become NaN there too, where they would have
+    carried on as if the product had a value."""
+    if not has_nan(term):
+        return x
+    nan = np.isnan(term)
+    unmoved = t == 0
+    if factor is not None:
+        unmoved = unmoved | (factor == 0)
+    out = np.where(nan & unmoved, np.zeros((), x.dtype), x)
+    undefined = nan & ~unmoved & np.isinf(t) & (x != 0)
+    return np.where(undefined, np.full((), np.nan, x.dtype), out) if undefined.any() else out
+
+
+def zero_where_unmoved(x, term, t, factor=None, name=None):
+    """`x`, with 0 where `term` is NaN and `t` (or `factor`) is 0: the mask of
+    `moved` (which passes `term` as `x`), one op with one rule. Outside a trace
+    it returns `x` itself, recording nothing, when `term` has no NaN. Its
+    gradient (and tangent) is the same mask on the upstream gradient (the
+    tangent) of `x`; `term`, `t` and `factor` only choose entries, like a
+    comparison, and get none. So it differentiates to any order, and a traced
+    function masks each call's own NaNs."""
+    inputs = (x, term, t) if factor is None else (x, term, t, factor)
+    dtype = x._value.dtype
+    if dtype.kind not in "fc" or any(a._value.dtype != dtype for a in inputs):
+        raise TypeError("zero_where_unmoved: needs floating-point inputs of one dtype, "
+                        f"got {[str(a.dtype) for a in inputs]}")
+    shapes = [a._value.shape for a in inputs]
+    try:
+        fits = np.broadcast_shapes(*shapes) == shapes[0]
+    except ValueError:
+        fits = False
+    if not fits:
+        raise ValueError(f"zero_where_unmoved: shapes {shapes[1:]} must broadcast to "
+                         f"x's shape {shapes[0]}")
+    value = unmoved_zeroed(*(a._value for a in inputs))
+    if value is x._value and recording_trace() is None:
+        return x
+    return emit("ZeroWhereUnmoved", value, inputs, None, name)
+
+
+def _zero_where_unmoved_grad(op, grad):
+    x, term, t, *factor = op.inputs
+    return (zero_where_unmoved(grad, term, t, *factor),) + (None,) * (len(op.inputs) - 1)
+
+
+def _zero_where_unmoved_jvp(op, tx, *others):
+    x, term, t, *factor = op.inputs
+    return None if tx is None else zero_where_unmoved(tx, term, t, *factor)
+
+
+def _mask_shape(shapes, attrs, declared):
+    """x's shape, which the other inputs broadcast to."""
+    if len(shapes) not in (3, 4) or np.broadcast_shapes(*shapes) != tuple(shapes[0]):
+        raise ValueError(f"needs 3 or 4 inputs that broadcast to the first one's shape, "
+                         f"got shapes {[tuple(s) for s in shapes]}")
+    return (tuple(shapes[0]),), 0
+
+
+def _mask_dtype(dtypes, attrs):
+    if dtypes[0].kind not in "fc" or any(d != dtypes[0] for d in dtypes):
+        raise ValueError(f"needs floating-point inputs of one dtype, got "
+                         f"{[str(d) for d in dtypes]}")
+    return (dtypes[0],)
+
+
+declare("ZeroWhereUnmoved", _zero_where_unmoved_grad, _zero_where_unmoved_jvp,
+        replay=lambda xs, attrs, out_shapes: zero_where_unmoved(*xs), arity=None,
+        shape=_mask_shape, dtype=_mask_dtype, line="zero_where_unmoved({inputs})",
+        word="masked", smooth=True, simplify={"mask": "elementwise"})
+
+
+# --- sums of products: the ops AllFinite and UnmovedEinsum ------------------------------
 
 _LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"  # string.ascii_letters
 _SLICE = 2 ** 22  # products held in memory at once; larger contractions go in slices
@@ -60,9 +236,10 @@ def _all_finite_op(*xs, name=None):
                 None, name)
 
 
-NotDifferentiable("AllFinite")
-replay("AllFinite", lambda xs, a, o: _all_finite_op(*xs), arity=None,
-       shape=lambda shapes, attrs, declared: (((),), 0), dtype=lambda dtypes, attrs: (np.bool_,))
+declare("AllFinite", differentiable=False, replay=lambda xs, a, o: _all_finite_op(*xs),
+        arity=None, shape=lambda shapes, attrs, declared: (((),), 0),
+        dtype=lambda dtypes, attrs: (np.bool_,), line="all_finite({inputs})", word="finite",
+        simplify={"mask": "check"})
 
 
 def parse(equation, shapes, factors, masks, mode, z_shape=None):
@@ -227,7 +404,6 @@ def _plain(finite, batch, out, t):
     return unmoved_einsum("if_plain", f"{batch + out}->{batch + out}", 1, (), finite, [t])
 
 
-@RegisterGradient("UnmovedEinsum", batch_safe=True)
 def _unmoved_einsum_grad(op, grad):
     """Each factor's gradient is the masked contraction of the upstream
     gradient with the other factors (a zero upstream drops its products
@@ -286,7 +462,6 @@ def _unmoved_einsum_grad(op, grad):
     return grads
 
 
-@RegisterJVP("UnmovedEinsum", batch_safe=True)
 def _unmoved_einsum_jvp(op, *tangents):
     """The sum over factors with a tangent of the masked contraction with that
     factor replaced by its tangent (whose zeros drop products too, and whose
@@ -348,6 +523,9 @@ def _replay(xs, a, out_shapes):
                           xs[first:], z=xs[1] if first == 2 else None)
 
 
-replay("UnmovedEinsum", _replay, arity=None,
-       attrs_of=lambda op: {k: op.attrs[k] for k in ("equation", "factors", "masks", "mode")},
-       shape=_shape, dtype=_dtype)
+declare("UnmovedEinsum", _unmoved_einsum_grad, _unmoved_einsum_jvp, replay=_replay, arity=None,
+        attrs_of=lambda op: {k: op.attrs[k] for k in ("equation", "factors", "masks", "mode")},
+        shape=_shape, dtype=_dtype, line="{unmoved}({inputs})", word="masked", smooth=True,
+        line_attrs=lambda a, out_shapes, in_dtypes: {"unmoved": functools.partial(
+            unmoved_kernel, a["mode"], a["equation"], a["factors"], tuple(a["masks"]))},
+        simplify={"mask": "contraction"})
