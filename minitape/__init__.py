@@ -11,7 +11,8 @@ for `jit_compile=True`, the compiler), `mt.saved_model`, `mt.autodiff`
 (forward mode), `mt.layers` and `mt.Module`, `mt.test` (the gradient checker),
 the namespaces `mt.math`,
 `mt.linalg`, `mt.nn` and `mt.random`, `mt.custom_gradient` and its kin,
-`mt.TensorSpec`, and `display.py`, the HTML tables Jupyter shows for tensors
+`mt.TensorSpec`, the control flow (`mt.cond`, `mt.while_loop`, `mt.map_fn`,
+`mt.scan`, `mt.vectorized_map`), and `display.py`, the HTML tables Jupyter shows for tensors
 and tapes. So importing minitape costs little more than importing NumPy
 (issue 18; each module costs about 0.1% of `import numpy` just to be found and
 read, so a module most scripts never use waits).
@@ -53,6 +54,9 @@ _LAZY = {"function": ("function", "function"), "saved_model": ("saved_model", No
          "no_gradient": ("custom", "no_gradient"),
          "grad_pass_through": ("recipes", "grad_pass_through"),
          "recompute_grad": ("recipes", "recompute_grad"),
+         "cond": ("control_flow", "cond"), "while_loop": ("control_flow", "while_loop"),
+         "map_fn": ("control_flow", "map_fn"), "scan": ("control_flow", "scan"),
+         "vectorized_map": ("control_flow", "vectorized_map"),
          "custom": ("custom", None), "recipes": ("recipes", None), "specs": ("specs", None)}
 
 

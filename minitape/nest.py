@@ -99,3 +99,50 @@ class Ref:
 
     def __eq__(self, other):
         return isinstance(other, Ref) and other._obj is self._obj
+
+
+def assert_same_structure(first, second, what):
+    """Raise unless `second` nests like `first` (TensorFlow's
+    `nest.assert_same_structure`, types checked): ValueError naming `what` when
+    the nesting or lengths differ, TypeError when only a sequence's type does
+    (a list for a tuple, another namedtuple, a dict for a list)."""
+    if is_nested(first) != is_nested(second):
+        raise ValueError(f"{what}: the two structures don't have the same nested structure: "
+                         f"{describe(first)} and {describe(second)}")
+    if not is_nested(first):
+        return
+    if _kind(first) != _kind(second):
+        raise TypeError(f"{what}: the two structures don't have the same sequence type: "
+                        f"{describe(first)} and {describe(second)}")
+    if isinstance(first, dict):
+        if sorted(first) != sorted(second):
+            raise ValueError(f"{what}: the two structures don't have the same keys: "
+                             f"{sorted(first)} and {sorted(second)}")
+        pairs = [(first[k], second[k]) for k in sorted(first)]
+    else:
+        if len(first) != len(second):
+            raise ValueError(f"{what}: the two structures don't have the same nested "
+                             f"structure: {describe(first)} and {describe(second)}")
+        pairs = zip(first, second)
+    for a, b in pairs:
+        assert_same_structure(a, b, what)
+
+
+def _kind(value):
+    """What a sequence's type must match: a namedtuple's own type, else list,
+    tuple or dict."""
+    if isinstance(value, tuple) and hasattr(value, "_fields"):
+        return type(value)
+    return dict if isinstance(value, dict) else tuple if isinstance(value, tuple) else list
+
+
+def describe(value):
+    """A structure in a few words: `a tuple of 2`, `a Tensor of shape (3,)`."""
+    if isinstance(value, dict):
+        return f"a dict with keys {sorted(value)}"
+    if isinstance(value, (list, tuple)):
+        return f"a {type(value).__name__} of {len(value)}"
+    shape = getattr(value, "shape", None)
+    if shape is not None and hasattr(value, "dtype"):
+        return f"a {type(value).__name__} of shape {tuple(shape)} and dtype {value.dtype}"
+    return f"{type(value).__name__} {value!r:.40}"

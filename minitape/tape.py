@@ -117,11 +117,20 @@ class GradientTape(Recorder):
 
     @contextlib.contextmanager
     def stop_recording(self):
-        """Suspend this tape inside the block: ops there are not recorded."""
+        """Suspend this tape inside the block: ops there are not recorded.
+
+        Only a recording tape can stop, as in TensorFlow: a tape with no
+        records to keep (never entered, or a one-shot tape already used) raises
+        RuntimeError, one entered but not recording now (its block is over, or
+        it is stopped already) raises ValueError."""
         index = next((i for i, t in enumerate(state.tapes) if t is self), None)
         if index is None:
-            raise RuntimeError("GradientTape.stop_recording: this tape is not recording; "
-                               "use it inside the tape's `with` block")
+            if not self._entered or self._used:
+                raise RuntimeError("GradientTape.stop_recording: Trying to stop recording a "
+                                   "tape which is not recording (use it inside the tape's "
+                                   "`with` block)")
+            raise ValueError("GradientTape.stop_recording: Tape is not recording (its `with` "
+                             "block is over, or it is stopped already)")
         del state.tapes[index]
         try:
             yield
@@ -129,7 +138,14 @@ class GradientTape(Recorder):
             state.tapes.insert(min(index, len(state.tapes)), self)
 
     def reset(self):
-        """Throw away everything recorded and watched so far (keep recording)."""
+        """Throw away everything recorded and watched so far, and keep recording.
+
+        As in TensorFlow, only inside the tape's `with` block (and not inside
+        its `stop_recording`): elsewhere it raises ValueError and changes
+        nothing, so a finished tape keeps what it recorded."""
+        if not self._is_recording():
+            raise ValueError("GradientTape.reset: Tape is not recording; call reset inside "
+                             "the tape's `with` block (outside its stop_recording)")
         self._ops = []
         self._producer = {}
         self._watched = []

@@ -40,6 +40,8 @@ CASES = [
     case("elementwise.log_sigmoid", mt.math.log_sigmoid, U(-4, 4, 2, 3)),
     case("elementwise.xlogy", mt.math.xlogy, S(2, 3), P(2, 3)),
     case("elementwise.xlogy-broadcast", mt.math.xlogy, S(3, 1), P(4)),
+    case("elementwise.xlog1py", mt.math.xlog1py, S(2, 3), P(2, 3) - 0.4),
+    case("elementwise.xlog1py-broadcast", mt.math.xlog1py, S(3, 1), P(4)),
     case("elementwise.xdivy", mt.math.xdivy, S(2, 3), S(2, 3)),
     # special functions
     case("elementwise.erf", mt.math.erf, R(2, 3)),

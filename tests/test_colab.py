@@ -293,12 +293,15 @@ def test_the_python_range_holds_colab_and_ci_runs_its_two_ends():
     older = f"3.{int(oldest.split('.')[1]) - 1}"
     assert older not in allowed, f"requires-python allows {older}, which CI does not run"
     assert sys.version_info >= (3, 11)  # the oldest allowed, so tomllib is there
-    # The whole test command (docs/testing.md) on the oldest; on the newest all of it but
-    # the tests of the course's tooling (pyproject.toml's `tooling` marker), which
-    # do not depend on the Python that runs pytest.
+    # The whole test command (docs/testing.md) on the oldest; on the newest the tests
+    # but those of the course's tooling (pyproject.toml's `tooling` marker), which do
+    # not depend on the Python that runs pytest; the notebooks run on the oldest, on
+    # Colab's Python and at the floors.
     lines = [line.strip() for line in ci.splitlines()]
     assert "python -m pytest -q" in lines  # the oldest's environment, activated
-    assert '.ci-venv-newest/bin/python -m pytest -q -m "not tooling"' in lines
+    assert '.ci-venv-newest/bin/python -m pytest -q -m "not tooling" tests' in lines
+    assert '"$python" -m pytest -q -n 1 \\' in lines  # Colab's stack
+    assert "tests/test_widgets_*.py tests/test_checker.py notebooks/" in lines
     pytest_options = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))[
         "tool"]["pytest"]["ini_options"]
     assert any(m.startswith("tooling: checks the course's tooling")

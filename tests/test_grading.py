@@ -7,7 +7,7 @@
 - values: only exact plain types leave the answer's process, bit for bit;
 - processes and runner: a one-cell exercise graded for real, a report an
   answer forges, the limits.
-Exercises of the course: tests/test_grading_exercises.py.
+Exercises of the course: tests/test_exercise_shortcuts.py.
 """
 import json
 import subprocess

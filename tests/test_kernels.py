@@ -1,85 +1,93 @@
-"""tools/kernels.py: the tests' notebook client survives a lost wake-up, needs
-no free TCP port, and retries a notebook only when its kernel failed."""
-import asyncio
-import time
-from concurrent.futures import ThreadPoolExecutor
-from queue import Empty
+"""tools/kernels.py: the tests' notebook client needs no free TCP port, and
+fails a notebook whose widgets would make stock nbclient send the kernel a
+comm message while a cell runs (what made nbconvert and nbgrader stall)."""
+import base64
+import multiprocessing
+from concurrent.futures import ProcessPoolExecutor
 
 import pytest
 
 pytest.importorskip("nbclient")
+pytest.importorskip("ipywidgets")
+
+import nbformat  # noqa: E402
 
 from tools import kernels  # noqa: E402
 
-
-def run(coroutine):
-    """asyncio.run in a thread of its own (a test run before this one in the same
-    process may have left an event loop running in this thread)."""
-    with ThreadPoolExecutor(1) as thread:
-        return thread.submit(asyncio.run, coroutine).result()
-
-
-def test_a_poll_that_missed_its_signal_is_asked_again(monkeypatch):
-    """The socket's signal was lost: a poll of the whole timeout would sleep
-    to its end. Polled in slices, the waiting message comes at the next slice."""
-    monkeypatch.setattr(kernels, "SLICE", 0.05)
-    polls = []
-
-    async def get_msg(timeout=None):
-        polls.append(timeout)
-        if len(polls) == 1:  # the first poll never hears of the message
-            await asyncio.sleep(timeout)
-            raise Empty
-        return {"msg_type": "execute_reply"}
-
-    start = time.monotonic()
-    msg = run(kernels.in_slices(get_msg)(timeout=60))
-    assert msg == {"msg_type": "execute_reply"}
-    assert time.monotonic() - start < 5
-    assert polls[0] == pytest.approx(0.05)
+SETUP = ("%matplotlib inline\nimport matplotlib.pyplot as plt\nimport ipywidgets as widgets\n"
+         "from IPython.display import HTML, display\n"
+         "def draw(a):\n"
+         "    display(HTML(f'<b>a = {a}</b>'))\n"
+         "    fig, ax = plt.subplots(figsize=(2, 1.5))\n"
+         "    ax.plot([0, 1], [0, a])\n"
+         "    plt.show()\n"
+         "    plt.close(fig)\n")
 
 
-def test_a_poll_with_nothing_to_read_still_times_out(monkeypatch):
-    monkeypatch.setattr(kernels, "SLICE", 0.05)
-
-    async def get_msg(timeout=None):
-        await asyncio.sleep(timeout)
-        raise Empty
-
-    start = time.monotonic()
-    with pytest.raises(Empty):
-        run(kernels.in_slices(get_msg)(timeout=0.3))
-    assert 0.3 <= time.monotonic() - start < 5
+def execute(sources):
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(s) for s in (SETUP,) + sources])
+    kernels.NotebookClient(nb, kernel_name="python3", timeout=60,
+                           store_widget_state=True).execute()
+    return nb
 
 
-def test_only_a_failed_kernel_runs_the_notebook_again():
-    from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
+def run(*sources):
+    """The cells `sources`, after SETUP, in a fresh kernel of kernels.NotebookClient,
+    from a process of its own: nbclient stopped mid-cell leaves a task polling
+    the kernel behind, whose error, collected during pytest's own parsing of a
+    module, trips CPython 3.11's "AST constructor recursion depth mismatch"."""
+    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
+        return pool.submit(execute, sources).result()
 
-    calls = []
 
-    def flaky(error):
-        calls.append(error)
-        if len(calls) == 1:
-            raise error
-        return "second run"
+def output_models(nb):
+    state = nb.metadata["widgets"]["application/vnd.jupyter.widget-state+json"]["state"]
+    return [m["state"]["outputs"] for m in state.values() if m["model_name"] == "OutputModel"]
 
-    retried = kernels.once_more_on_kernel_failure(flaky)
-    for error in (CellTimeoutError("timed out"), DeadKernelError("Kernel died"),
-                  RuntimeError("Kernel died before replying to kernel_info")):
-        calls.clear()
-        assert retried(error) == "second run" and len(calls) == 2
-    for error in (CellExecutionError("traceback", "NameError", "x"),
-                  RuntimeError("nbgrader failed"), AssertionError("wrong")):
-        calls.clear()
-        with pytest.raises(type(error)):
-            retried(error)
-        assert len(calls) == 1
+
+@pytest.mark.parametrize("fill", [
+    "widgets.interactive(draw, a=(1, 3))",  # ipywidgets' own interactive
+    "out = widgets.Output()\ndisplay(out)\nwith out:\n    draw(2)",
+])
+def test_an_output_widget_filled_through_the_front_end_fails_the_notebook(fill):
+    """nbclient answers each output routed into such a widget with a comm
+    message on the shell channel: the send that stalled stock runs."""
+    with pytest.raises(kernels.StallRisk, match="comm message while a cell ran"):
+        run(fill)
+
+
+def test_the_explorers_fill_their_outputs_from_the_kernel():
+    """The course's `interactive` and the backward stepper: nbclient sends
+    nothing mid-cell, and the Output widgets hold what they drew, as a front
+    end and the rebuild's pictures read it (HTML, and PNG in base64)."""
+    nb = run("from minitape.widgets.compat import interactive\n"
+             "interactive(draw, a=(1, 3))",
+             "import minitape as mt\nfrom minitape.widgets.stepper import backward_stepper\n"
+             "x = mt.constant(2.0)\n"
+             "with mt.GradientTape(persistent=True) as tape:\n"
+             "    tape.watch(x)\n"
+             "    y = x * x\n"
+             "backward_stepper(tape, y, x, graph=True)")
+    explorer, stepper = output_models(nb)
+    assert [sorted(o["data"]) for o in explorer] == [["text/html", "text/plain"],
+                                                     ["image/png", "text/plain"]]
+    assert "<b>a = 2</b>" in explorer[0]["data"]["text/html"]
+    for png in (explorer[1]["data"]["image/png"], stepper[0]["data"]["image/png"]):
+        assert base64.b64decode(png.strip(), validate=True).startswith(b"\x89PNG")
+
+
+def test_an_explorer_that_raises_shows_the_error_in_its_widget():
+    nb = run("from minitape.widgets.compat import interactive\n"
+             "def broken(a):\n    raise ValueError(f'no a = {a}')\n"
+             "interactive(broken, a=(1, 3))")
+    (outputs,) = output_models(nb)
+    assert [(o["output_type"], o.get("ename"), o.get("evalue")) for o in outputs] == [
+        ("error", "ValueError", "no a = 2")]
+    assert all(o["output_type"] != "error" for o in nb.cells[-1].outputs)
 
 
 @pytest.mark.skipif(kernels.os.name != "posix", reason="Unix sockets")
 def test_the_kernel_listens_on_unix_sockets_not_tcp_ports():
-    import nbformat
-
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("6 * 7")])
     client = kernels.NotebookClient(nb, kernel_name="python3", timeout=60)
     with client.setup_kernel():

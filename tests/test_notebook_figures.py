@@ -60,7 +60,6 @@ def _report():
     return f'import json\nprint("{MARK}" + json.dumps([_figures_checked, _figure_problems]))\n'
 
 
-@kernels.once_more_on_kernel_failure
 def check_notebook(path):
     """Run `path` with the hook; (names of the figures shown, problems found)."""
     import nbformat

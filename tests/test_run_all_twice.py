@@ -8,10 +8,11 @@ core per notebook on an idle machine, 5 minutes for the course.
 """
 from pathlib import Path
 
-import nbclient
 import nbformat
 import pytest
 from nbclient.exceptions import CellExecutionError
+
+from tools.kernels import NotebookClient
 
 pytestmark = [pytest.mark.slow, pytest.mark.tooling]
 
@@ -23,9 +24,11 @@ CELL_TIMEOUT = 300  # s: nbval's, from pyproject.toml; no cell of the course com
 def run_all_twice(path):
     """Run every cell of the notebook at `path`, then every cell again, in one
     kernel started in notebooks/ (as JupyterLab starts it). Returns None, or
-    "run N, cell I: the error" for the first cell that raised."""
+    "run N, cell I: the error" for the first cell that raised. The kernel is
+    on Unix sockets (tools/kernels.py: with TCP ports, kernels started side by
+    side by pytest-xdist can take each other's ports)."""
     nb = nbformat.read(path, as_version=4)
-    client = nbclient.NotebookClient(nb, timeout=CELL_TIMEOUT, kernel_name="python3",
+    client = NotebookClient(nb, timeout=CELL_TIMEOUT, kernel_name="python3",
                                      resources={"metadata": {"path": str(path.parent)}})
     with client.setup_kernel():
         for run in (1, 2):

@@ -260,16 +260,47 @@ def test_stop_recording_only_suspends_that_tape():
     assert float(outer.gradient(y, x)) == 12.0
 
 
-def test_stop_recording_outside_the_tape_block_raises():
+def test_stop_recording_outside_the_tape_block_raises_tensorflows_errors():
+    # TensorFlow 2.21: RuntimeError "Trying to stop recording a tape which is not
+    # recording." for a tape never entered (or a one-shot tape used), ValueError
+    # "Tape is not recording." once its block is over or inside stop_recording
     t = mt.GradientTape()
-    with pytest.raises(RuntimeError, match="not recording"):
+    with pytest.raises(RuntimeError, match="Trying to stop recording a tape which is not"):
         with t.stop_recording():
             pass
+    x = mt.constant(3.0)
     with t:
-        pass
-    with pytest.raises(RuntimeError, match="not recording"):
+        t.watch(x)
+        y = x * x
+        with t.stop_recording():
+            with pytest.raises(ValueError, match="Tape is not recording"):
+                with t.stop_recording():
+                    pass
+    with pytest.raises(ValueError, match="Tape is not recording"):
         with t.stop_recording():
             pass
+    assert float(t.gradient(y, x)) == 6.0
+    with pytest.raises(RuntimeError, match="Trying to stop recording a tape which is not"):
+        with t.stop_recording():
+            pass
+
+
+def test_reset_outside_the_recording_block_raises_tensorflows_error_and_keeps_the_records():
+    # TensorFlow 2.21: ValueError "Tape is not recording." for reset() before the
+    # block, after it, and inside stop_recording
+    x = mt.constant(3.0)
+    t = mt.GradientTape(persistent=True)
+    with pytest.raises(ValueError, match="Tape is not recording"):
+        t.reset()
+    with t:
+        t.watch(x)
+        y = x * x
+        with t.stop_recording():
+            with pytest.raises(ValueError, match="Tape is not recording"):
+                t.reset()
+    with pytest.raises(ValueError, match="Tape is not recording"):
+        t.reset()
+    assert float(t.gradient(y, x)) == 6.0   # the records are kept
 
 
 def test_reset_guide_example():

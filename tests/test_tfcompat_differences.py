@@ -22,6 +22,7 @@ ROWS = [
     ("`jacobian` / `batch_jacobian` with `experimental_use_pfor=False` on a "
      "non-persistent tape"),
     "Python `if`/`for` and `.numpy()` inside `mt.function`",
+    "`mt.cond`, `mt.while_loop`, `mt.map_fn`, `mt.scan` inside `mt.function`",
     "new primitive op types",
     "`reduce_mean` of integers",
     "printed names",
@@ -64,6 +65,9 @@ ROWS = [
     ("second derivatives through the singular vectors of a complex matrix (`svd`'s `u` and "
      "`v`, the spectral norm `norm(z, ord=2, axis=[0, 1])` of a complex `z`)"),
     "float32 numbers below 1.2e-38 (subnormals)",
+    "the JVP of `segment_max`, `segment_min`, `segment_mean` where a segment has no row",
+    "the gradient of `tensor_scatter_nd_update` where an index repeats",
+    "NaN in `segment_max` and `segment_min`",
 ]
 
 
@@ -138,6 +142,35 @@ def test_python_control_flow_traces_again_for_each_value_it_read(jit):
     assert absolute.experimental_get_tracing_count() == 2
     assert float(absolute(mt.constant(1.0))) == 1.0
     assert absolute.experimental_get_tracing_count() == 2
+
+
+@pytest.mark.parametrize("jit", [False, True])
+def test_functional_control_flow_in_a_function_is_python_control_flow(jit):
+    # TensorFlow 2.21: one trace; at x = -2 the value 0, the gradient 0 and the JVP 0
+    @mt.function(jit_compile=jit)
+    def f(x):
+        return mt.cond(x > 0, lambda: x * x, lambda: mt.constant(0.0))
+
+    for value, expected in [(2.0, 4.0), (-2.0, None)]:
+        x = mt.constant(value)
+        with mt.GradientTape() as tape:
+            tape.watch(x)
+            y = f(x)
+        grad = tape.gradient(y, x)
+        assert (None if grad is None else float(grad)) == expected
+        with mt.autodiff.ForwardAccumulator(x, mt.constant(1.0)) as acc:
+            y = f(x)
+        jvp = acc.jvp(y)
+        assert (None if jvp is None else float(jvp)) == expected
+    assert f.experimental_get_tracing_count() == 2  # one per sign (TensorFlow: 1)
+
+    @mt.function(jit_compile=jit)
+    def doubled(x, n):
+        return mt.while_loop(lambda i, s: i < n, lambda i, s: (i + 1, s * 2.0), (0, x))[1]
+
+    assert float(doubled(mt.constant(1.0), mt.constant(3))) == 8.0
+    assert float(doubled(mt.constant(1.0), mt.constant(5))) == 32.0
+    assert doubled.experimental_get_tracing_count() == 2  # (TensorFlow: 1)
 
 
 def test_a_variable_value_read_as_a_python_value_in_a_trace_raises():
@@ -748,3 +781,37 @@ def test_complex_singular_vectors_have_second_derivatives_of_finite_differences(
         expected[k] = ((s_of(z0 + e) - s_of(z0 - e)) + 1j * (s_of(z0 + 1j * e)
                                                                - s_of(z0 - 1j * e))) / (2 * eps)
     np.testing.assert_allclose(second, expected, atol=1e-7)
+
+
+def test_segment_jvps_are_zero_where_a_segment_has_no_row():
+    # TensorFlow 2.21: NaN in row 1 of each JVP
+    x = mt.constant([[1.0, 2.0], [3.0, 1.0], [5.0, 6.0]])
+    ids = mt.constant([0, 0, 2])
+    for fn in (mt.math.segment_max, mt.math.segment_min, mt.math.segment_mean):
+        with mt.autodiff.ForwardAccumulator(x, mt.ones((3, 2))) as acc:
+            y = fn(x, ids)
+        jvp = acc.jvp(y).numpy()
+        np.testing.assert_array_equal(jvp[1], [0.0, 0.0])
+        assert np.isfinite(jvp).all()
+    with pytest.raises(TypeError, match="segment_mean.*integer mean"):
+        mt.math.segment_mean(mt.constant([1, 2]), mt.constant([0, 0]))
+
+
+def test_tensor_scatter_nd_update_gives_no_gradient_to_an_overwritten_update():
+    # TensorFlow 2.21: [1, 1, 1]
+    t = mt.constant([[1.0, 2.0], [3.0, 4.0]])
+    u = mt.constant([10.0, 30.0, 7.0])
+    with mt.GradientTape() as tape:
+        tape.watch(u)
+        y = mt.tensor_scatter_nd_update(t, [[0, 1], [0, 1], [1, 0]], u)
+        total = mt.reduce_sum(y)
+    np.testing.assert_array_equal(y.numpy(), [[1.0, 30.0], [7.0, 4.0]])  # the last one kept
+    np.testing.assert_array_equal(tape.gradient(total, u).numpy(), [0.0, 1.0, 1.0])
+
+
+def test_nan_in_segment_max_and_min_whatever_the_order():
+    # TensorFlow 2.21: segment_max([1, nan]) is nan, segment_max([nan, 1]) is 1
+    ids = mt.constant([0, 0])
+    for values in ([1.0, np.nan], [np.nan, 1.0]):
+        assert np.isnan(mt.math.segment_max(mt.constant(values), ids).numpy()).all()
+        assert np.isnan(mt.math.segment_min(mt.constant(values), ids).numpy()).all()

@@ -20,7 +20,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from tools.kernels import CELL_TIMEOUT, NotebookClient, once_more_on_kernel_failure
+from tools.kernels import CELL_TIMEOUT, NotebookClient
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
@@ -95,7 +95,6 @@ def _error(cell):
     return None
 
 
-@once_more_on_kernel_failure
 def round_trip(instructor, student, workdir, timeout=CELL_TIMEOUT):
     """Run the student copy top to bottom in one kernel, with errors allowed.
     At each check cell: record whether it failed on the blank exercise, then

@@ -39,7 +39,7 @@ from pathlib import Path
 
 from minitape.widgets.compat import NOTE_CLASS, NOTE_TEXT
 from tools import colab
-from tools.kernels import NotebookClient, once_more_on_kernel_failure
+from tools.kernels import NotebookClient
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
@@ -173,7 +173,6 @@ def coalesce_streams(nb):
             cell["outputs"] = merged
 
 
-@once_more_on_kernel_failure
 def rebuild(path, timeout=600):
     """Steps 1-3 for one notebook (step 4 runs on all of them at the end)."""
     import nbformat

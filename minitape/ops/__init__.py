@@ -32,7 +32,7 @@ from .shapes import (broadcast_to, concat, expand_dims, getitem, identity,  # no
                      matrix_transpose, pad, reshape, shape, size, squeeze, stack,
                      transpose, unstack)
 from .indexing import (boolean_mask, gather, gather_nd, one_hot,  # noqa: F401
-                       scatter_nd)
+                       scatter_nd, tensor_scatter_nd_add, tensor_scatter_nd_update)
 from .statistics import (argmax, argmin, reduce_all, reduce_any,  # noqa: F401
                          reduce_logsumexp)
 from .scans import cumsum  # noqa: F401
@@ -44,7 +44,7 @@ from .indexing import where  # noqa: F401  (where(condition) as well as where(c,
 from .complex import angle, complex, conj, imag, real  # noqa: F401
 from .trigonometric import acos, acosh, asin, asinh, atan, atan2, atanh, cosh, sinh, tan  # noqa: F401,E501
 from .exp_log import (expm1, log1p, log_sigmoid, reciprocal, rsqrt, softsign,  # noqa: F401
-                      xdivy, xlogy)
+                      xdivy, xlog1py, xlogy)
 from .special import digamma, erf, erfc, lgamma, polygamma  # noqa: F401
 from .arithmetic import (add_n, ceil, divide_no_nan, floordiv, floormod, mod,  # noqa: F401
                          multiply_no_nan, squared_difference, truediv)
@@ -104,7 +104,7 @@ _LINALG_ONLY = {"adjoint", "band_part", "cholesky", "cholesky_solve", "cross", "
 # Names TensorFlow has in tf.math (or tf.nn) but not at the top level: mt.math.expm1
 # and mt.ops.expm1, but no mt.expm1.
 _MATH_ONLY = {"angle", "conj", "expm1", "imag", "log1p", "log_sigmoid", "real", "reciprocal",
-              "rsqrt", "softsign", "xdivy", "xlogy"}
+              "rsqrt", "softsign", "xdivy", "xlog1py", "xlogy"}
 _MATH_ONLY |= {"digamma", "erf", "erfc", "lgamma", "polygamma", "ceil", "divide_no_nan",
                "floordiv", "floormod", "mod", "multiply_no_nan", "squared_difference",
                "is_finite", "is_inf", "is_nan", "logical_xor", "and_", "or_", "xor",

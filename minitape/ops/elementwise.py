@@ -8,7 +8,7 @@ skipped inputs, broadcasting, are applied there, once). Multiply's row says
 d(xy)/dx = y and d(xy)/dy = x; sin's, d sin(x)/dx = cos(x). A row that says
 `masked` drops a zero upstream gradient's products with an infinite partial
 (`zero_times_inf.py`: TensorFlow's sqrt does so in reverse mode; multiply,
-divide and pow are minitape's, a row of the README's differences).
+divide and pow are minitape's, a row of docs/differences.md).
 `line` is the op's line in a compiled program. Ops whose rule is not a
 partial derivative (abs of a complex number, maximum, where, cast) give
 their rules in their row.

@@ -1,9 +1,10 @@
 """Exponentials, logarithms and reciprocals: TensorFlow's expm1, log1p, rsqrt,
-reciprocal, softsign, log_sigmoid, xlogy and xdivy (exp, log, sqrt are in
+reciprocal, softsign, log_sigmoid, xlogy, xlog1py and xdivy (exp, log, sqrt are in
 elementwise.py).
 
 expm1 and log1p keep their precision near 0 (e^x - 1 for x = 1e-10 is not
-0); xlogy and xdivy are x * log(y) and x / y made 0 where x is 0, so that
+0); xlogy, xlog1py and xdivy are x * log(y), x * log1p(y) and x / y made 0
+where x is 0, so that
 0 * log(0) terms of entropies vanish. The unary rows work as in
 trigonometric.py (unary.py makes the rules from the derivative).
 """
@@ -71,6 +72,11 @@ xlogy = binary("xlogy", "Xlogy", _where_x(lambda x, y: x * np.log(y)),
                          lambda x, y, z: xdivy(x, y)),
                doc="x * log(y), and 0 where x is 0 (even where y is 0).", kinds="fc",
                conjugate=False)
+xlog1py = binary("xlog1py", "Xlog1py", _where_x(lambda x, y: x * np.log1p(y)),
+                 partials=(lambda x, y, z: xlog1py(_nonzero(x), y),   # log1p(y), 0 where x is 0
+                           lambda x, y, z: xdivy(x, y + 1)),         # x / (1 + y), the same
+                 doc="x * log1p(y) = x * log(1 + y), and 0 where x is 0 (even where y is "
+                     "-1).", kinds="fc", conjugate=False)
 xdivy = binary("xdivy", "Xdivy", _where_x(lambda x, y: x / y),
                partials=(lambda x, y, z: xdivy(_nonzero(x), y),      # 1 / y, 0 where x is 0
                          lambda x, y, z: xdivy(-x, square(y))),      # -x / y**2, the same

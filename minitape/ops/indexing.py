@@ -1,5 +1,6 @@
 """Indexing with tensors of indices: gather, gather_nd, scatter_nd,
-boolean_mask, one_hot and where(condition).
+tensor_scatter_nd_update and tensor_scatter_nd_add, boolean_mask, one_hot and
+where(condition).
 
 Two primitives carry all the calculus. GatherNd reads `params` at index
 tuples; ScatterNd adds `updates` into zeros at index tuples. Each is the
@@ -36,13 +37,14 @@ def _index_input(op_name, what, indices):
     return t
 
 
-def _check_bounds(op_name, idx, dims):
-    """Every row of `idx` (last axis: one coordinate per dim) inside `dims`."""
+def _check_bounds(op_name, idx, dims, shape=None):
+    """Every row of `idx` (last axis: one coordinate per dim) inside `dims`
+    (the first dims of `shape`, which the message names if given)."""
     bad = ((idx < 0) | (idx >= np.asarray(dims, dtype=np.int64))).any(axis=-1)
     if bad.any():
         where = tuple(int(i) for i in np.argwhere(bad)[0])
         raise ValueError(f"{op_name}: indices{list(where)} = {idx[where].tolist()} does "
-                         f"not index into shape {list(dims)}")
+                         f"not index into shape {list(dims if shape is None else shape)}")
 
 
 def _gather_nd_value(x, idx, nb):
@@ -193,6 +195,131 @@ def scatter_nd(indices, updates, shape, name=None):
     u = tensor_input("scatter_nd", updates)
     shape = arguments.shape("scatter_nd", shape)
     return _scatter_nd(i, u, shape, 0, name)
+
+
+# --- tensor_scatter_nd_update and tensor_scatter_nd_add ----------------------------------
+# A copy of `tensor` with the slices at the index tuples replaced (update) or
+# added to (add). TensorFlow's rules (array_grad.py): add passes the upstream
+# gradient to `tensor` as it is and gathers it at the indices for `updates`;
+# update passes it to `tensor` with zeros where the updates went, and gathers
+# it for `updates`. Where an index repeats, update keeps the last slice
+# (TensorFlow's CPU kernel does too) and only that slice gets a gradient
+# (TensorFlow gives one to each: docs/differences.md). Both are linear in
+# (tensor, updates), so each JVP is the op itself applied to the tangents.
+
+def _tensor_scatter(op_type, tensor, indices, updates, nb, name=None, op_name=None):
+    """The op below the first `nb` (batch) axes of tensor and updates."""
+    op_name = op_name or {"TensorScatterUpdate": "tensor_scatter_nd_update",
+                          "TensorScatterAdd": "tensor_scatter_nd_add"}[op_type]
+    idx, shape = indices._value, tensor.shape[nb:]
+    k = idx.shape[-1] if idx.ndim else None
+    if k is None or not 1 <= k <= len(shape):
+        raise ValueError(f"{op_name}: indices of shape {indices.shape} need a last axis of "
+                         f"length 1 to {len(shape)}, the rank of tensor of shape "
+                         f"{tuple(shape)}")
+    expected = tensor.shape[:nb] + idx.shape[:-1] + tuple(shape[k:])
+    if updates.shape != expected:
+        raise ValueError(f"{op_name}: updates must have shape {list(expected[nb:])} "
+                         f"(indices.shape[:-1] + tensor.shape[{k}:]) for indices of shape "
+                         f"{indices.shape} and tensor of shape {tuple(shape)}, got "
+                         f"{updates.shape[nb:]}")
+    _check_bounds(op_name, idx, shape[:k], shape)
+    out = tensor._value.copy()
+    where = (slice(None),) * nb + tuple(np.moveaxis(idx, -1, 0))
+    if op_type == "TensorScatterAdd":
+        np.add.at(out, where, updates._value)
+    else:
+        last = _last_of_each(idx, shape[:k])
+        flat = updates._value.reshape(tensor.shape[:nb] + (-1,) + tuple(shape[k:]))
+        u = flat[(slice(None),) * nb + (last,)]
+        out[(slice(None),) * nb + tuple(np.moveaxis(idx.reshape(-1, k)[last], -1, 0))] = u
+    return emit(op_type, out, (tensor, indices, updates), {"batch_ndim": nb}, name)
+
+
+def _last_of_each(idx, dims):
+    """The positions (in idx's index tuples, flattened) of the last occurrence
+    of each distinct tuple: the slices an update keeps."""
+    flat = np.ravel_multi_index(tuple(idx.reshape(-1, idx.shape[-1]).T), dims)
+    _, first_from_end = np.unique(flat[::-1], return_index=True)
+    return np.sort(flat.size - 1 - first_from_end)
+
+
+def _tensor_scatter_grad(op, grad):
+    tensor, indices, updates = op.inputs
+    nb = batch_ndim(op, grad) + op.attrs["batch_ndim"]
+    g_updates = _gather_nd(grad, indices, nb)
+    if op.type == "TensorScatterAdd":
+        return grad, None, g_updates
+    idx = indices._value
+    kept = np.ones(tensor.shape[op.attrs["batch_ndim"]:], grad.dtype)
+    kept[tuple(np.moveaxis(idx, -1, 0))] = 0
+    won = np.zeros(idx.shape[:-1], grad.dtype).reshape(-1)
+    won[_last_of_each(idx, kept.shape[:idx.shape[-1]])] = 1
+    won = won.reshape(idx.shape[:-1] + (1,) * (kept.ndim - idx.shape[-1]))
+    return grad * constant_like(kept), None, g_updates * constant_like(won)
+
+
+def _tensor_scatter_jvp(op, t_tensor, t_indices, t_updates):
+    if t_tensor is None and t_updates is None:
+        return None
+    tensor, indices, updates = op.inputs
+    batch = tangent_batch(op, (t_tensor, None, t_updates))
+    if t_tensor is None:
+        t_tensor = constant_like(np.zeros(batch + tensor.shape, tensor.dtype))
+    if t_updates is None:
+        t_updates = constant_like(np.zeros(batch + updates.shape, updates.dtype))
+    return _tensor_scatter(op.type, t_tensor, indices, t_updates,
+                           len(batch) + op.attrs["batch_ndim"])
+
+
+def _tensor_scatter_shape(shapes, attrs, declared):
+    tensor, indices, updates = shapes
+    nb = attr_int(attrs, "batch_ndim", 0, len(tensor))
+    shape = tensor[nb:]
+    if not indices or not 1 <= indices[-1] <= len(shape) \
+            or updates != tensor[:nb] + indices[:-1] + shape[indices[-1]:]:
+        raise ValueError(f"indices {indices} and updates {updates} do not fit tensor "
+                         f"{tensor}")
+    return (tensor,), 0
+
+
+def _tensor_scatter_dtype(dtypes, attrs):
+    tensor, indices, updates = dtypes
+    if indices.kind not in "iu" or tensor != updates:
+        raise ValueError(f"needs integer indices and updates of the tensor's dtype, got "
+                         f"{[str(d) for d in dtypes]}")
+    return (tensor,)
+
+
+def _tensor_scatter_op(op_type, op_name, doc):
+    """The op `op_name(tensor, indices, updates)`, declared once."""
+    def op(tensor, indices, updates, name=None):
+        t = tensor_input(op_name, tensor)
+        i = _index_input(op_name, "indices", indices)
+        u = tensor_input(op_name, updates)
+        if u.dtype != t.dtype:
+            raise TypeError(f"{op_name}: updates of dtype {u.dtype} for a tensor of dtype "
+                            f"{t.dtype}; cast one with mt.cast")
+        return _tensor_scatter(op_type, t, i, u, 0, name)
+    op.__name__ = op.__qualname__ = op_name
+    op.__doc__ = doc
+    declare(op_type, _tensor_scatter_grad, _tensor_scatter_jvp,
+            replay=lambda xs, a, o: _tensor_scatter(op_type, xs[0], xs[1], xs[2],
+                                                    a["batch_ndim"]),
+            arity=3, attrs_of=lambda op: {"batch_ndim": int(op.attrs["batch_ndim"])},
+            shape=_tensor_scatter_shape, dtype=_tensor_scatter_dtype, smooth=True)
+    return op
+
+
+tensor_scatter_nd_update = _tensor_scatter_op(
+    "TensorScatterUpdate", "tensor_scatter_nd_update",
+    "A copy of `tensor` with the slices at the index tuples in the last axis of `indices` "
+    "replaced by `updates` (of shape indices.shape[:-1] + tensor.shape[k:]); where a tuple "
+    "repeats, the last of its slices is kept.")
+tensor_scatter_nd_add = _tensor_scatter_op(
+    "TensorScatterAdd", "tensor_scatter_nd_add",
+    "A copy of `tensor` with `updates` added at the index tuples in the last axis of "
+    "`indices` (repeated tuples add up).")
 
 
 def gather(params, indices, validate_indices=None, axis=None, batch_dims=0, name=None):

@@ -1,10 +1,12 @@
-"""The pieces of a layer in `tf.nn`: bias_add and embedding_lookup.
+"""The pieces of a layer in `tf.nn`: bias_add, embedding_lookup and its adjoint,
+unsorted_segment_sum.
 
 bias_add is an op type of its own (BiasAdd), as in TensorFlow: value + bias
 along the channel axis, whose gradient for the bias sums over every other axis
 (TensorFlow's BiasAddGrad). embedding_lookup picks rows of a table: op type
 GatherV2 along axis 0, whose gradient adds the upstream rows back into a table
-of zeros (op type UnsortedSegmentSum: ids that repeat add up). The two are each
+of zeros (op type UnsortedSegmentSum: ids that repeat add up; TensorFlow's
+`tf.math.unsorted_segment_sum` is that op, so it is here too). The two are each
 other's gradient, so derivatives of any order stay in these two ops.
 (TensorFlow hands back that gradient as IndexedSlices; minitape's is dense.)
 """
@@ -13,7 +15,7 @@ import numpy as np
 from ..registry import batch_ndim
 from .broadcasting import full_tangent, reduce_sum, reshape
 from .clip import clip_by_norm
-from .core import attr_int, emit, index_dtypes, one_axis, tangent_batch, tensor_input
+from .core import attr_int, constant_like, emit, index_dtypes, one_axis, tangent_batch, tensor_input
 from .declaration import declare
 from .shapes import concat
 
@@ -145,23 +147,31 @@ declare("GatherV2", _gather_grad, _gather_jvp,
         dtype=index_dtypes(1), smooth=True)
 
 
-def _scatter_add(updates, ids, axis, rows):
+def _scatter_add(updates, ids, axis, rows, name=None):
     """Zeros with `rows` entries along `axis`, plus each slice of `updates` at
-    its id (TensorFlow's UnsortedSegmentSum with `rows` segments)."""
-    u = updates._value
-    k = ids._value.ndim
-    lead, trail = u.shape[:axis], u.shape[axis + k:]
-    flat = u.reshape((int(np.prod(lead, dtype=np.int64)), ids._value.size, -1))
+    its id, where the ids' shape is that of `updates` from `axis` on; slices
+    whose id is negative are dropped (TensorFlow's UnsortedSegmentSum)."""
+    u, k = updates._value, ids._value
+    lead, trail = u.shape[:axis], u.shape[axis + k.ndim:]
+    flat = u.reshape((int(np.prod(lead, dtype=np.int64)), k.size, -1))
+    kept = k.reshape(-1) >= 0
     out = np.zeros((flat.shape[0], rows, flat.shape[2]), u.dtype)
-    np.add.at(out, (slice(None), ids._value.reshape(-1)), flat)
+    np.add.at(out, (slice(None), k.reshape(-1)[kept]), flat[:, kept])
     return emit("UnsortedSegmentSum", out.reshape(lead + (rows,) + trail), (updates, ids),
-                {"axis": axis, "num_segments": rows}, None)
+                {"axis": axis, "num_segments": rows}, name)
 
 
 def _scatter_add_grad(op, grad):
-    # d/dupdates picks the upstream gradient's row at each id (a gather)
-    nb = batch_ndim(op, grad)
-    return _gather(grad, op.inputs[1], nb + op.attrs["axis"]), None
+    # d/dupdates picks the upstream gradient's row at each id (a gather), and
+    # 0 for a dropped (negative) id, as TensorFlow's _GatherDropNegatives
+    updates, ids = op.inputs
+    axis = batch_ndim(op, grad) + op.attrs["axis"]
+    k = ids._value
+    if not (k < 0).any():
+        return _gather(grad, ids, axis), None
+    kept = (k >= 0).reshape(k.shape + (1,) * (updates.ndim - op.attrs["axis"] - k.ndim))
+    return (_gather(grad, constant_like(np.maximum(k, 0)), axis)
+            * constant_like(kept.astype(grad.dtype)), None)
 
 
 def _scatter_add_jvp(op, t_updates, t_ids):
@@ -172,23 +182,53 @@ def _scatter_add_jvp(op, t_updates, t_ids):
                         op.attrs["num_segments"])
 
 
-declare("UnsortedSegmentSum", _scatter_add_grad, _scatter_add_jvp,
-        replay=lambda xs, attrs, out_shapes: _scatter_add(
-    xs[0], xs[1], attrs["axis"], attrs["num_segments"]),
-        arity=2,
-        attrs_of=lambda op: {"axis": int(op.attrs["axis"]),
-                         "num_segments": int(op.attrs["num_segments"])},
-        shape=lambda shapes, attrs, declared: _scatter_add_shape(*shapes, attrs),
-        dtype=index_dtypes(1), smooth=True)
-
-
-def _scatter_add_shape(updates, ids, attrs):
+def _scatter_add_shape(shapes, attrs, declared):
+    updates, ids = shapes
     axis = attr_int(attrs, "axis", 0, len(updates) - len(ids))
     rows = attr_int(attrs, "num_segments", 0, 1 << 40)
     if updates[axis:axis + len(ids)] != ids:
         raise ValueError(f"ids of shape {ids} do not match updates of shape {updates} "
                          f"from axis {axis}")
     return (updates[:axis] + (rows,) + updates[axis + len(ids):],), 0
+
+
+declare("UnsortedSegmentSum", _scatter_add_grad, _scatter_add_jvp,
+        replay=lambda xs, attrs, out_shapes: _scatter_add(
+            xs[0], xs[1], attrs["axis"], attrs["num_segments"]), arity=2,
+        attrs_of=lambda op: {"axis": int(op.attrs["axis"]),
+                             "num_segments": int(op.attrs["num_segments"])},
+        shape=_scatter_add_shape, dtype=index_dtypes(1), smooth=True)
+
+
+def unsorted_segment_sum(data, segment_ids, num_segments, name=None):
+    """Row k of the result is the sum of the slices of `data` whose id in
+    `segment_ids` is k (a shape `data` starts with; any order; a negative id
+    drops its slice): shape (num_segments,) + data.shape[segment_ids.ndim:].
+    The gradient of each slice is the upstream gradient of its segment (0 if
+    dropped); the ids get none."""
+    op_name = "unsorted_segment_sum"
+    x = tensor_input(op_name, data)
+    ids = tensor_input(op_name, segment_ids)
+    if x.dtype.kind == "b":
+        raise TypeError(f"{op_name}: expected numbers, got dtype bool (cast it first)")
+    if ids.dtype.kind not in "iu":
+        raise TypeError(f"{op_name}: segment_ids must be integers, got dtype {ids.dtype}")
+    if x.shape[:ids.ndim] != ids.shape:
+        raise ValueError(f"{op_name}: data.shape = {x.shape} does not start with "
+                         f"segment_ids.shape = {ids.shape}")
+    n = tensor_input(op_name, num_segments)
+    if n.ndim != 0 or n.dtype.kind not in "iu":
+        raise ValueError(f"{op_name}: num_segments must be one integer, got shape {n.shape} "
+                         f"and dtype {n.dtype}")
+    rows = int(n)
+    if rows < 0:
+        raise ValueError(f"{op_name}: num_segments = {rows} must not be negative")
+    too_big = ids._value >= rows
+    if too_big.any():
+        where = tuple(int(i) for i in np.argwhere(too_big)[0])
+        raise ValueError(f"{op_name}: segment_ids{list(where)} = {ids._value[where]} is not "
+                         f"in [0, {rows}) (num_segments = {rows})")
+    return _scatter_add(x, ids, 0, rows, name)
 
 
 # --- embedding_lookup ------------------------------------------------------------------

@@ -1,5 +1,6 @@
 """Running sums and products along an axis (cumsum, cumprod, each with
-`exclusive` and `reverse`), and sums over segments of rows (segment_sum).
+`exclusive` and `reverse`), and sums, maxima, minima and means over segments
+of rows (segment_sum, segment_max, segment_min, segment_mean).
 
 cumsum is linear: y_j = sum of the x_i that come before j (in the scan's
 direction), so x_i's gradient is the sum of the upstream gradients of the
@@ -186,15 +187,118 @@ def _segment_sum_shape(shapes, attrs, declared):
     return (tuple(out),), 0
 
 
-def _segment_sum_replay(xs, a, o):
-    ids = xs[1]._value
-    rows = o[0][0] if o and o[0] is not None and isinstance(o[0][0], int) else None
-    if rows is not None and ids.size and ids.dtype.kind in "iu" and ids[-1] + 1 != rows:
-        raise ValueError(f"segment_sum: in this traced function there were {rows} "
-                         f"segments, now the last id is {ids[-1]}: a traced function keeps "
-                         "the shapes its values gave when traced")
-    return same_shape_as_traced("segment_sum", segment_sum(xs[0], xs[1]), o)
+def _segment_replay(op_name, op):
+    """How a traced graph runs a segment op again: the number of segments (the
+    last id + 1) must be the traced one, checked before anything is allocated
+    (a saved model's edited id cannot ask for a huge result)."""
+    def run(xs, a, o):
+        ids = xs[1]._value
+        rows = o[0][0] if o and o[0] is not None and isinstance(o[0][0], int) else None
+        if rows is not None and ids.size and ids.dtype.kind in "iu" and ids[-1] + 1 != rows:
+            raise ValueError(f"{op_name}: in this traced function there were {rows} "
+                             f"segments, now the last id is {ids[-1]}: a traced function "
+                             "keeps the shapes its values gave when traced")
+        return same_shape_as_traced(op_name, op(xs[0], xs[1]), o)
+    return run
 
 
-declare("SegmentSum", _segment_sum_grad, _segment_sum_jvp, replay=_segment_sum_replay, arity=2,
-        shape=_segment_sum_shape, dtype=first_input_dtype, smooth=True)
+declare("SegmentSum", _segment_sum_grad, _segment_sum_jvp,
+        replay=_segment_replay("segment_sum", segment_sum), arity=2, shape=_segment_sum_shape,
+        dtype=first_input_dtype, smooth=True)
+
+
+# --- segment_max, segment_min, segment_mean ----------------------------------------------
+# TensorFlow's rules (math_grad.py): a segment's max or min sends its upstream
+# gradient to the rows that reach it, shared evenly among ties; its mean sends
+# 1 / (its number of rows) of it to each of them. Both are the upstream
+# gradient gathered at each row's id times a constant weight per entry, so
+# each JVP is the tangent times the weight, summed over each segment, and
+# derivatives of any order stay linear in those two steps. A segment no row
+# has gives 0, as in TensorFlow.
+
+def _segment_inputs(op_name, data, segment_ids, kinds):
+    x = tensor_input(op_name, data)
+    ids = tensor_input(op_name, segment_ids)
+    if x.dtype.kind not in kinds:
+        if x.dtype.kind in "iu" and "f" in kinds:
+            raise TypeError(f"{op_name}: expected floating-point data, got dtype {x.dtype}; "
+                            "cast it with mt.cast (an integer mean would be truncated)")
+        raise TypeError(f"{op_name}: not defined for data of dtype {x.dtype}")
+    if ids.dtype.kind not in "iu":
+        raise TypeError(f"{op_name}: segment_ids must be integers, got dtype {ids.dtype}")
+    if ids.ndim != 1 or x.ndim == 0 or ids.shape[0] != x.shape[0]:
+        raise ValueError(f"{op_name}: segment_ids must be a vector as long as the first "
+                         f"dim of data; got shapes {ids.shape} and {x.shape}")
+    v = ids._value
+    if v.size and (v[0] < 0 or (np.diff(v) < 0).any()):
+        raise ValueError(f"{op_name}: segment_ids must be sorted and non-negative, got "
+                         f"{arguments._show(v)}")
+    return x, ids, int(v[-1]) + 1 if v.size else 0
+
+
+def _segment_weights(op):
+    """Each row's constant share of its segment's upstream gradient, shaped to
+    broadcast against the rows (data's shape for max and min, (n, 1, ...) for
+    the mean)."""
+    x, ids = op.inputs
+    v, y, k = x._value, op.outputs[0]._value, ids._value
+    if op.type == "SegmentMean":
+        count = np.bincount(k, minlength=y.shape[0])[k] if k.size else np.ones(0)
+        share = (1 / count).reshape((-1,) + (1,) * (v.ndim - 1))
+    else:
+        picked = v == y[k]
+        ties = np.zeros(y.shape)
+        np.add.at(ties, k, picked)
+        share = picked / np.maximum(ties[k], 1)
+    return constant_like(share.astype(v.dtype))
+
+
+def _segment_gradient(op, grad):
+    nb = batch_ndim(op, grad)
+    return gather(grad, op.inputs[1], axis=nb) * _segment_weights(op), None
+
+
+def _segment_jvp(op, t, t_ids):
+    if t is None:
+        return None
+    ids = op.inputs[1]
+    return _scatter_nd(reshape(ids, ids.shape + (1,)), t * _segment_weights(op),
+                       op.outputs[0].shape, len(tangent_batch(op, (t, None))))
+
+
+def _segment_op(op_type, op_name, reduce, kinds, doc):
+    """The op `op_name(data, segment_ids)`, declared with TensorFlow's rules."""
+    def op(data, segment_ids, name=None):
+        x, ids, rows = _segment_inputs(op_name, data, segment_ids, kinds)
+        v, k = x._value, ids._value
+        out = np.zeros((rows,) + v.shape[1:], v.dtype)
+        if v.size:
+            starts = np.flatnonzero(np.r_[True, k[1:] != k[:-1]])
+            with np.errstate(all="ignore"):
+                out[k[starts]] = reduce(v, starts)
+        return emit(op_type, out, (x, ids), None, name)
+    op.__name__ = op.__qualname__ = op_name
+    op.__doc__ = doc
+
+    declare(op_type, _segment_gradient, _segment_jvp, replay=_segment_replay(op_name, op), arity=2,
+            shape=_segment_sum_shape, dtype=first_input_dtype, smooth=True)
+    return op
+
+
+def _mean(v, starts):
+    counts = np.diff(np.r_[starts, len(v)]).reshape((-1,) + (1,) * (v.ndim - 1))
+    return np.add.reduceat(v, starts, axis=0) / counts
+
+
+segment_max = _segment_op(
+    "SegmentMax", "segment_max", lambda v, starts: np.maximum.reduceat(v, starts, axis=0),
+    "iuf", "Row k is the largest of the rows of `data` whose (sorted, non-negative) "
+    "segment id is k; 0 where no row has id k. Tied rows share the gradient evenly.")
+segment_min = _segment_op(
+    "SegmentMin", "segment_min", lambda v, starts: np.minimum.reduceat(v, starts, axis=0),
+    "iuf", "Row k is the smallest of the rows of `data` whose (sorted, non-negative) "
+    "segment id is k; 0 where no row has id k. Tied rows share the gradient evenly.")
+segment_mean = _segment_op(
+    "SegmentMean", "segment_mean", _mean, "fc",
+    "Row k is the mean of the rows of `data` whose (sorted, non-negative) segment id is "
+    "k; 0 where no row has id k.")

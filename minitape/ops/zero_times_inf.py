@@ -7,7 +7,7 @@ upstream is 0 (a zero row of a Jacobian's one-hot seed, the branch
 arithmetic gives NaN, although nothing moves: d(x0 * 1 + x1 * inf)/dx0 would
 be NaN. The ops whose declaration says `masked` (TensorFlow's Sqrt, Rsqrt and
 Reciprocal grad kernels do the same; multiply, divide, pow and matmul are
-minitape's, a row of the README's differences) drop those products, so both
+minitape's, a row of docs/differences.md) drop those products, so both
 directions give 1 there, at every order (a masked row writes its derivative
 with masked ops: rsqrt's is -y * (y * y) / 2, not with `square`). In forward
 mode a product with a zero partial derivative (an inf tangent times a

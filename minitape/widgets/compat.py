@@ -1,14 +1,29 @@
-"""One `interactive` for ipywidgets 7 (Colab) and 8.
+"""One `interactive` for ipywidgets 7 (Colab) and 8, whose output never makes
+a notebook runner stall.
 
 ipywidgets 8 runs an `interactive`'s callback as soon as the widget is made;
 ipywidgets 7 runs it only when the widget is displayed. The explorers make
 their widget, and tests read `widget.result` before anything is displayed, so
 `interactive` here runs the callback once at once on 7 as well (7 runs it once
 more when the widget is displayed, which redraws the same first state).
-"""
 
-__all__ = ["interactive", "interactive_with_data", "show_figure", "explorer", "NOTE_CLASS",
-           "WIDGET_VIEW"]
+What the callback displays goes into the explorer's Output widget as its
+`outputs`, collected here in the kernel (`outputs_of`). ipywidgets' own
+`with output:` instead asks the front end to route the cell's messages into
+the widget, and nbclient (under nbconvert, nbgrader and nbval) plays that
+front end: for each routed output it sends the kernel a comm message on the
+shell channel while it waits on that channel for the cell's reply.
+jupyter_client sends it through a plain shadow of the asyncio socket, which
+uses up the socket's edge-triggered wake-up when the reply has just arrived:
+the runner then sleeps until the cell's timeout (forever under nbconvert's
+default) with the reply waiting (docs/notebooks.md, "Explorers and notebook
+runners"). With the outputs set from the kernel, the runner sends nothing.
+"""
+import base64
+import functools
+
+__all__ = ["interactive", "interactive_with_data", "outputs_of", "show_figure", "explorer",
+           "NOTE_CLASS", "WIDGET_VIEW"]
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 NOTE_CLASS = "minitape-explorer-note"
@@ -58,12 +73,70 @@ def explorer(widget):
     return widget
 
 
+def outputs_of(run):
+    """Run `run()` and return what it printed, displayed and raised, as a
+    tuple of notebook outputs for an Output widget's `outputs` (printed text
+    first, then the displays in order, then the error). Without IPython (a
+    plain test run) an error propagates."""
+    from IPython import get_ipython
+    from IPython.utils.capture import capture_output
+
+    error = None
+    with capture_output() as captured:
+        try:
+            run()
+        except Exception as e:
+            if get_ipython() is None:
+                raise
+            error = e
+    outputs = [{"output_type": "stream", "name": name, "text": text}
+               for name, text in (("stdout", captured.stdout), ("stderr", captured.stderr))
+               if text]
+    for shown in captured.outputs:
+        data = {kind: base64.b64encode(value).decode("ascii") if isinstance(value, bytes)
+                else value for kind, value in shown.data.items()}  # PNG bytes as notebooks keep them
+        outputs.append({"output_type": "display_data", "data": data,
+                        "metadata": shown.metadata or {}})
+    if error is not None:
+        tb = get_ipython().InteractiveTB.structured_traceback(
+            type(error), error, error.__traceback__)
+        outputs.append({"output_type": "error", "ename": type(error).__name__,
+                        "evalue": str(error), "traceback": tb})
+    return tuple(outputs)
+
+
+@functools.cache
+def _interactive_class():
+    """`ipywidgets.interactive` whose `update` sets its Output widget's outputs
+    from the kernel (`outputs_of`), made on first use (`import minitape`
+    needs only NumPy)."""
+    import ipywidgets as widgets
+    from IPython.display import display
+    from ipywidgets.widgets.interaction import show_inline_matplotlib_plots
+
+    class Interactive(widgets.interactive):
+        def update(self, *args):
+            """Run the callback with the controls' values; its output replaces
+            the Output widget's (ipywidgets' `update`, without `with self.out:`)."""
+            self.kwargs = {w._kwarg: w.get_interact_value() for w in self.kwargs_widgets}
+
+            def run():
+                self.result = self.f(**self.kwargs)
+                show_inline_matplotlib_plots()
+                if self.auto_display and self.result is not None:
+                    display(self.result)
+
+            self.out.outputs = outputs_of(run)
+
+    return Interactive
+
+
 def interactive(callback, **controls):
     """`ipywidgets.interactive(callback, **controls)` whose callback has run,
-    displayed as an explorer (`explorer`)."""
+    whose output is set from the kernel, displayed as an explorer (`explorer`)."""
     import ipywidgets as widgets  # lazy: `import minitape` needs only NumPy
 
-    widget = widgets.interactive(callback, **controls)
+    widget = _interactive_class()(callback, **controls)
     if int(widgets.__version__.split(".")[0]) < 8:
         widget.update()
     return explorer(widget)

@@ -10,7 +10,7 @@ ipywidgets 7.7 and 8.
 """
 from ..stepping import StepperState
 from .. import viz
-from .compat import explorer
+from .compat import explorer, outputs_of
 
 
 def backward_stepper(tape, target, sources, output_gradients=None, names=None,
@@ -45,12 +45,16 @@ def backward_stepper(tape, target, sources, output_gradients=None, names=None,
 
     def draw(k):
         import matplotlib.pyplot as plt  # lazy: matplotlib only when a graph is drawn
-        out.clear_output(wait=True)
-        with out:
+
+        def plot():
             ax = viz.draw_tape(tape, target, grads=state, step=k, names=names)
             ax.set_title(state.title(k), fontsize=10)
-            plt.show()
-        plt.close(ax.figure)
+            try:
+                plt.show()
+            finally:
+                plt.close(ax.figure)
+
+        out.outputs = outputs_of(plot)  # set from the kernel: see compat's docstring
 
     def show(change=None):
         k = slider.value

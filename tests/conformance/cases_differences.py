@@ -55,6 +55,24 @@ def case_python_if_in_function(m):
 case_python_if_in_function.differs = "Python `if`/`for` and `.numpy()` inside `mt.function`"
 
 
+def case_cond_in_function_constant_branch(m):
+    @m.function
+    def f(x):
+        return m.cond(x > 0, lambda: x * x, lambda: m.constant(0.0))
+    x = m.constant(-2.0)
+    with m.GradientTape() as tape:
+        tape.watch(x)
+        y = f(x)
+    with m.autodiff.ForwardAccumulator(x, m.constant(1.0)) as acc:
+        z = f(x)
+    # TensorFlow: 0, 0 and 0; minitape: 0, None and None
+    return y, tape.gradient(y, x), acc.jvp(z)
+
+
+case_cond_in_function_constant_branch.differs = (
+    "`mt.cond`, `mt.while_loop`, `mt.map_fn`, `mt.scan` inside `mt.function`")
+
+
 def case_new_primitive_op_type(m):
     @m.primitive("ConformanceCube")
     def cube(x):
@@ -524,3 +542,47 @@ def case_float32_subnormals(m):
 
 # TensorFlow on the CPU flushes float32 subnormals to 0; minitape keeps NumPy's values
 case_float32_subnormals.differs = "float32 numbers below 1.2e-38 (subnormals)"
+
+
+def case_segment_jvp_where_a_segment_has_no_row(m):
+    x = m.constant([[1.0, 2.0], [3.0, 1.0], [5.0, 6.0]])
+    ids = m.constant([0, 0, 2])
+    with m.autodiff.ForwardAccumulator(x, m.ones((3, 2))) as acc:
+        ys = [m.math.segment_max(x, ids), m.math.segment_min(x, ids),
+              m.math.segment_mean(x, ids)]
+    # TensorFlow: NaN in row 1 of each; minitape: 0
+    return [acc.jvp(y) for y in ys]
+
+
+case_segment_jvp_where_a_segment_has_no_row.differs = (
+    "the JVP of `segment_max`, `segment_min`, `segment_mean` where a segment has no row")
+
+
+def case_tensor_scatter_nd_update_gradient_of_a_repeated_index(m):
+    t = m.constant([[1.0, 2.0], [3.0, 4.0]])
+    u = m.constant([10.0, 30.0, 7.0])
+    with m.GradientTape() as tape:
+        tape.watch(u)
+        y = m.reduce_sum(m.tensor_scatter_nd_update(t, [[0, 1], [0, 1], [1, 0]], u))
+    # TensorFlow: [1, 1, 1] (the overwritten 10 too); minitape [0, 1, 1]
+    return tape.gradient(y, u)
+
+
+case_tensor_scatter_nd_update_gradient_of_a_repeated_index.differs = (
+    "the gradient of `tensor_scatter_nd_update` where an index repeats")
+
+
+def case_nan_in_segment_max(m):
+    ids = m.constant([0, 0])
+    return (m.math.segment_max(m.constant([np.nan, 1.0]), ids),
+            m.math.segment_min(m.constant([np.nan, 1.0]), ids))
+
+
+case_nan_in_segment_max.differs = "NaN in `segment_max` and `segment_min`"
+
+
+def case_segment_mean_of_integers(m):
+    return m.math.segment_mean(m.constant([1, 2]), m.constant([0, 0]))
+
+
+case_segment_mean_of_integers.differs = "`reduce_mean` of integers"

@@ -354,3 +354,71 @@ def case_jvp_equals_jacobian_times_tangent(m):
         y = m.tanh(m.linalg.matvec(m.constant(a), x)) if hasattr(m.linalg, "matvec") \
             else m.tanh(m.reshape(m.constant(a) @ m.reshape(x, [2, 1]), [2]))
     return acc.jvp(y)
+
+
+# --- reset and stop_recording where the tape is not recording (issue 30) ------------
+
+def case_reset_before_the_block(m):
+    return m.GradientTape().reset()
+
+
+case_reset_before_the_block.error_only = True
+
+
+def case_reset_after_the_block(m):
+    x = m.constant(3.0)
+    with m.GradientTape(persistent=True) as t:
+        t.watch(x)
+        x * x
+    t.reset()
+
+
+case_reset_after_the_block.error_only = True
+
+
+def case_reset_inside_stop_recording(m):
+    with m.GradientTape() as t:
+        with t.stop_recording():
+            t.reset()
+
+
+case_reset_inside_stop_recording.error_only = True
+
+
+def case_stop_recording_before_the_block(m):
+    with m.GradientTape().stop_recording():
+        pass
+
+
+case_stop_recording_before_the_block.error_only = True
+
+
+def case_stop_recording_after_the_block(m):
+    with m.GradientTape() as t:
+        pass
+    with t.stop_recording():
+        pass
+
+
+case_stop_recording_after_the_block.error_only = True
+
+
+def case_stop_recording_twice(m):
+    with m.GradientTape() as t:
+        with t.stop_recording():
+            with t.stop_recording():
+                pass
+
+
+case_stop_recording_twice.error_only = True
+
+
+def case_reset_inside_the_block_then_watch_again(m):
+    x = m.constant(3.0)
+    with m.GradientTape() as t:
+        t.watch(x)
+        y = x * x
+        t.reset()
+        t.watch(x)
+        z = x * y
+    return t.gradient(z, x)   # 9: y is a constant to the reset tape
