@@ -43,11 +43,11 @@ the output's shape is that number. For speed, 0-d float constants that
 only scalar lines use are NumPy scalars (`_SCALAR_DTYPES`), and lines call
 methods (`x.reshape(shape)`) rather than NumPy's wrappers of them.
 
-The rules' zero-times-inf masks have their own module, `program_masks.py`: a
+The rules' zero-times-inf masks have their own module, `program_zero_times_inf.py`: a
 product rule's mask goes into the product's line, and matmul's and einsum's
 are checks, behind which a Program keeps the program with the masks. Behind
 those checks, the first matmul to meet a Jacobian's one-hot seed writes its
-input's numbers into zeros instead (`program_seeds.py`).
+input's numbers into zeros instead (`program_jacobian_seeds.py`).
 """
 import functools
 import keyword
@@ -63,9 +63,9 @@ from .ops.linalg import matmul_columns, matmul_rows
 from .ops.zero_times_inf import all_finite, unmoved_zeroed
 from .program import (NAME, Names, Program, assign, assign_add, assign_sub, drop_unused, plain,
                       renumber, shown)
-from .program_masks import (check_finite, is_true, mask_is_idle, masks_in_place, moved,
+from .program_zero_times_inf import (check_finite, is_true, mask_is_idle, masks_in_place, moved,
                             same_value)
-from .program_seeds import identity_stack, seed_of, seed_product
+from .program_jacobian_seeds import identity_stack, seed_of, seed_product
 from .tensor import Tensor, Variable
 
 __all__ = ["compile_graph", "Program", "LINES"]
@@ -243,7 +243,7 @@ class _Writer:
             self.expr[k] = self.names.new(identifier(given, "x"))
             self.params.append(self.expr[k])
         self.live_nodes = _live_nodes(graph, masks)  # 1. which nodes matter
-        # The values the program's check_finite lines look at (see program_seeds.py).
+        # The values the program's check_finite lines look at (see program_jacobian_seeds.py).
         self.checked = [] if masks else [r for node, live in zip(graph.nodes, self.live_nodes)
                                          if live and _mask(node.op) == "check"
                                          for r in node.inputs]

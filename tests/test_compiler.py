@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 import minitape as mt
 from minitape.compiler import _one_number, compile_graph, identifier
 from minitape.graph import Graph, Node, Ref
-from minitape.program_seeds import identity_stack, seed_product
+from minitape.program_jacobian_seeds import identity_stack, seed_product
 from minitape.specs import TensorSpec
 from test_ops_gradients import ALL_CASES  # the gradient tests' op table, one row per op call
 
@@ -489,7 +489,7 @@ def _jacobian_of(kind):
     ("hessian", "seed_product(x, n)"),
 ])
 def test_a_jacobians_one_hot_seed_times_a_checked_input_is_written_into_zeros(kind, line):
-    """program_seeds.py: the first matmul that meets a Jacobian's identity seed
+    """program_jacobian_seeds.py: the first matmul that meets a Jacobian's identity seed
     is a seed_product line (no matmul), with the matmul's numbers; an inf in x
     makes the check fail, and the program with the masks (which has no such
     line) gives eager's numbers: inf where the seed's 1 meets it, 0 where a
