@@ -33,7 +33,7 @@ from .tensor import (Tensor, Variable, bool_, constant,  # noqa: F401
                      convert_to_tensor, float16, float32, float64, int32, int64, string)
 from .tensor import html_views as _html_views, text_views as _text_views
 
-from .ops.core import convert_to_tensor  # noqa: E402,F401,F811  (packs lists of tensors)
+from .ops.operands import convert_to_tensor  # noqa: E402,F401,F811  (packs lists of tensors)
 
 newaxis = None  # x[:, mt.newaxis], as NumPy's np.newaxis
 # TensorFlow's other dtype names (the engine needs only those tensor.py defines)

@@ -16,7 +16,7 @@ from .ops.elementwise import sqrt, tanh
 from .ops.linalg import matmul
 from .ops.nn import elu, relu, sigmoid, softmax, softplus
 from .ops.reductions import reduce_mean
-from .ops.core import convert_to_tensor
+from .ops.operands import convert_to_tensor
 from .tensor import Variable
 
 

@@ -13,7 +13,7 @@ is why this module sits above `tape.py`.
 """
 from . import ops, registry
 from .backward import run_rule
-from .ops.core import tangent_batch
+from .ops.operands import tangent_batch
 from .registry import note_rule_error
 from .rules import call_user_rule, checked_result
 from .tape import GradientTape

@@ -275,7 +275,7 @@ def _to_numpy(value, dtype, what):
     """NumPy value for `value`, with TensorFlow's defaults for Python numbers:
     floats become float32 and ints int32; NumPy arrays keep their dtype. A
     conversion that would change a number raises (`arguments.fits`). A list
-    holding tensors takes the first one's dtype (ops record a Pack: ops/core.py)."""
+    holding tensors takes the first one's dtype (ops record a Pack: ops/operands.py)."""
     if holds_tensors(value):
         if dtype is None:
             dtype = nest.first(value, TensorLike).dtype

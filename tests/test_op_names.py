@@ -43,7 +43,7 @@ def test_the_declared_elementwise_ops_and_matmul_are_named_in_their_family_only(
                             ("MatMul", "linalg"), ("Tan", "trigonometric"),
                             ("Rsqrt", "exp_log"), ("ZeroWhereUnmoved", "zero_times_inf"),
                             ("UnmovedEinsum", "zero_times_inf"), ("Max", "reductions"),
-                            ("Prod", "reductions"), ("Cast", "core"), ("Pack", "core"),
+                            ("Prod", "reductions"), ("Cast", "operands"), ("Pack", "operands"),
                             ("Identity", "shapes"), ("Conj", "complex")]:
         assert named[op_type] == [f"minitape/ops/{family}.py"], (op_type, named[op_type])
 

@@ -17,7 +17,7 @@ import pytest
 
 import minitape as mt
 from minitape.graph import OPS, OpDef
-from minitape.ops import core
+from minitape.ops import operands
 from minitape.ops.declaration import DECLARED, declare
 from minitape.saved_model.format import GENERIC
 from op_table import case, family_cases
@@ -157,7 +157,7 @@ def test_every_replayed_op_type_declares_its_shape_rule():
 
 def test_an_op_type_without_a_shape_rule_is_refused_at_save(tmp_path):
     def twice(x):
-        return core.emit("TwiceForTest", x._value * 2, (x,))
+        return operands.emit("TwiceForTest", x._value * 2, (x,))
     declare("TwiceForTest", replay=lambda xs, a, o: twice(xs[0]))
     OPS["TwiceForTest"] = OpDef(lambda xs, a, o: twice(xs[0]), 1)
     try:
@@ -532,9 +532,9 @@ def test_eig_and_eigvals_save_with_their_complex_outputs(tmp_path):
 
 def test_an_attribute_a_saved_model_cannot_hold_is_refused_at_save(tmp_path):
     def odd(x):
-        return core.emit("OddAttrForTest", x._value + 1, (x,), {"table": np.zeros(2)})
+        return operands.emit("OddAttrForTest", x._value + 1, (x,), {"table": np.zeros(2)})
     declare("OddAttrForTest", replay=lambda xs, a, o: odd(xs[0]),
-            attrs_of=lambda op: {"table": op.attrs["table"]}, shape=core.elementwise_shape)
+            attrs_of=lambda op: {"table": op.attrs["table"]}, shape=operands.elementwise_shape)
     OPS["OddAttrForTest"] = OpDef(lambda xs, a, o: odd(xs[0]), 1,
                                   lambda op: {"table": op.attrs["table"]})
     try:

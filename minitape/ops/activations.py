@@ -18,7 +18,7 @@ import math
 
 import numpy as np
 
-from .core import elementwise_shape, emit, float_input, number, tensor_input, with_numbers
+from .operands import elementwise_shape, emit, float_input, number, tensor_input, with_numbers
 from .declaration import declare
 from .elementwise import cast, exp, greater, less, multiply, real_input, square, tanh, select
 from .flat_zeros import flat_zero

@@ -15,7 +15,7 @@ import numpy as np
 
 from ..tensor import Tensor
 from .complex import conj
-from .core import broadcast_error, elementwise_shape, emit, operands, tensor_input
+from .operands import broadcast_error, elementwise_shape, emit, operands, tensor_input
 from .declaration import declare
 from .elementwise import cast, divide
 from .partials import binary, binary_rules, chain, check_kind, shares, unary

@@ -14,7 +14,7 @@ import numpy as np
 from .. import arguments
 from ..registry import batch_ndim
 from .broadcasting import broadcast_to, reduce_sum, reshape
-from .core import (attr_ints, constant_like, emit, first_input_dtype, tangent_batch,
+from .operands import (attr_ints, constant_like, emit, first_input_dtype, tangent_batch,
                    tensor_input)
 from .declaration import declare
 from .shapes import getitem

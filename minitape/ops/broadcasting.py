@@ -13,7 +13,7 @@ import numpy as np
 
 from .. import arguments
 from ..registry import batch_ndim
-from .core import (emit, first_input_dtype, float_input, normalize_axes, reduction_shape,
+from .operands import (emit, first_input_dtype, float_input, normalize_axes, reduction_shape,
                    tangent_batch, tensor_input)
 from .declaration import declare
 

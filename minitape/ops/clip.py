@@ -1,7 +1,7 @@
 """Clipping, built from differentiable ops (so no rules of its own)."""
 import numpy as np
 
-from .core import float_input, normalize_axes, packed_operand
+from .operands import float_input, normalize_axes, packed_operand
 from .elementwise import maximum, minimum, real_input, sqrt, select
 from .reductions import reduce_sum
 

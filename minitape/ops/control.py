@@ -1,5 +1,5 @@
 """Ops that change how gradients flow, not values: stop_gradient."""
-from .core import elementwise_shape, emit, first_input_dtype, tensor_input
+from .operands import elementwise_shape, emit, first_input_dtype, tensor_input
 from .declaration import declare, gives_its_input
 
 

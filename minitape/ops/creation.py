@@ -9,7 +9,7 @@ import numpy as np
 from .. import arguments
 from ..tensor import Tensor, TensorLike, convert_to_tensor, float32, int32
 from .broadcasting import broadcast_to
-from .core import (tensor_input)
+from .operands import (tensor_input)
 
 
 def zeros(shape, dtype=float32, name=None):

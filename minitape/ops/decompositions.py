@@ -33,7 +33,7 @@ import numpy as np
 
 from .broadcasting import reduce_sum, reshape
 from .complex import conj, real
-from .core import attr_bool, constant_like, emit, float_input, matrix_shape
+from .operands import attr_bool, constant_like, emit, float_input, matrix_shape
 from .declaration import declare
 from .elementwise import cast, equal, greater, not_equal, select
 from .linalg import matmul, solve

@@ -18,7 +18,7 @@ import operator
 import numpy as np
 
 from ..tensor import Tensor
-from .core import cast, elementwise_shape, emit, operands, real_input, tensor_input  # noqa: F401
+from .operands import cast, elementwise_shape, emit, operands, real_input, tensor_input  # noqa: F401
 from .declaration import declare
 from .partials import binary, chain, over, shares, unary
 

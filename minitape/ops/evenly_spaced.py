@@ -14,7 +14,7 @@ import numpy as np
 from .. import arguments
 from ..tensor import Tensor, TensorLike, Variable, convert_to_tensor, float32, holds_tensors
 from .broadcasting import broadcast_to, reduce_sum, reshape
-from .core import attr_int, constant_like, emit, first_input_dtype, tensor_input
+from .operands import attr_int, constant_like, emit, first_input_dtype, tensor_input
 from .creation import number_argument
 from .declaration import declare
 from .elementwise import cast

@@ -10,7 +10,7 @@ trigonometric.py (unary.py makes the rules from the derivative).
 """
 import numpy as np
 
-from .core import float_input
+from .operands import float_input
 from .elementwise import abs, cast, exp, negative, not_equal, square
 from .nn import softplus
 from .partials import binary, unary

@@ -23,7 +23,7 @@ from .. import arguments
 from .. import tensor as _values
 from ..registry import batch_ndim
 from .broadcasting import reshape
-from .core import (attr_int, attr_ints, constant_like, emit, index_dtypes, tangent_batch,
+from .operands import (attr_int, attr_ints, constant_like, emit, index_dtypes, tangent_batch,
                    tensor_input)
 from .declaration import declare
 from .elementwise import select

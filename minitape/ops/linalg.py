@@ -18,7 +18,7 @@ import numpy as np
 from ..registry import batch_ndim
 from .broadcasting import lift, unbroadcast
 from .complex import conj
-from .core import (attr_bool, constant_like, emit, float_input, operands, tangent_batch,
+from .operands import (attr_bool, constant_like, emit, float_input, operands, tangent_batch,
                    tensor_input)
 from .declaration import declare
 from .products import LETTERS, matrix_product_rules, parse_subscripts

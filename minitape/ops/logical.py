@@ -7,7 +7,7 @@ recorded anyway, so traced functions replay them.
 """
 import numpy as np
 
-from .core import elementwise_shape, emit, tensor_input
+from .operands import elementwise_shape, emit, tensor_input
 from .declaration import declare
 from .partials import binary, check_kind
 from ..tensor import Tensor, Variable

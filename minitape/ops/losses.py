@@ -17,7 +17,7 @@ import numpy as np
 from ..registry import batch_ndim
 from .broadcasting import lift, reduce_sum, reshape, unbroadcast
 from .control import stop_gradient
-from .core import (attr_int, constant_like, emit, index_dtypes, packed_operand, tensor_input)
+from .operands import (attr_int, constant_like, emit, index_dtypes, packed_operand, tensor_input)
 from .declaration import declare
 from .elementwise import abs, add, cast, equal, greater_equal, real_input, select
 from .flat_zeros import flat_zero

@@ -16,7 +16,7 @@ from .. import arguments
 from ..registry import batch_ndim
 from .broadcasting import lift, reduce_sum, unbroadcast
 from .complex import conj
-from .core import (attr_int, attr_number, emit, first_input_dtype, matrix_shape, tangent_batch,
+from .operands import (attr_int, attr_number, emit, first_input_dtype, matrix_shape, tangent_batch,
                    tensor_input)
 from .creation import zeros
 from .declaration import declare

@@ -15,7 +15,7 @@ import numpy as np
 
 from ..tensor import TensorLike
 from .broadcasting import broadcast_to, reduce_sum, reshape
-from .core import attr_number, constant_like, emit, matrix_shape, packed_operand
+from .operands import attr_number, constant_like, emit, matrix_shape, packed_operand
 from .creation import zeros
 from .declaration import declare
 from .decompositions import cholesky, svd

@@ -17,7 +17,7 @@ import numpy as np
 from .. import arguments
 from .control import stop_gradient
 from .complex import conj
-from .core import elementwise_shape, emit, float_input
+from .operands import elementwise_shape, emit, float_input
 from .declaration import attributes, declare
 from .elementwise import exp, greater, log, real_input, select
 from .flat_zeros import step_rules

@@ -15,7 +15,7 @@ import numpy as np
 from ..registry import batch_ndim
 from .broadcasting import full_tangent, reduce_sum, reshape
 from .clip import clip_by_norm
-from .core import attr_int, constant_like, emit, index_dtypes, one_axis, tangent_batch, tensor_input
+from .operands import attr_int, constant_like, emit, index_dtypes, one_axis, tangent_batch, tensor_input
 from .declaration import declare
 from .shapes import concat
 

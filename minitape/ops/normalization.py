@@ -12,7 +12,7 @@ import numpy as np
 
 from .broadcasting import reshape
 from .control import stop_gradient
-from .core import float_input, normalize_axes, number, packed_operand
+from .operands import float_input, normalize_axes, number, packed_operand
 from .elementwise import add, cast, maximum, multiply, sqrt, square
 from .reductions import reduce_mean, reduce_sum
 

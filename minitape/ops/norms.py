@@ -9,7 +9,7 @@ import numpy as np
 
 from ..arguments import one_axis
 from .broadcasting import reduce_sum, reshape
-from .core import constant_like, float_input, normalize_axes
+from .operands import constant_like, float_input, normalize_axes
 from .decompositions import spectral_norm
 from .elementwise import abs, cast, pow, sqrt, square
 from .reductions import reduce_max

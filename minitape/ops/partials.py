@@ -41,7 +41,7 @@ from ..recording import record
 from ..tensor import Tensor, new_id
 from .broadcasting import full_tangent, lift, unbroadcast
 from .conjugation import conjugated
-from .core import (FLOAT_SCALARS, NUMBER_SCALARS, REAL_SCALARS, broadcast_error,
+from .operands import (FLOAT_SCALARS, NUMBER_SCALARS, REAL_SCALARS, broadcast_error,
                    complex_error, elementwise_shape, float_input, operands, tangent_batch,
                    tensor_input)
 from .declaration import declare

@@ -12,7 +12,7 @@ import numpy as np
 
 from .broadcasting import (declare_reduction, highest, lowest, reduce_sum,  # noqa: F401
                            reduction, reduced_axes, reshape, spread)
-from .core import constant_like
+from .operands import constant_like
 from .complex import conj
 from .elementwise import cast, equal, real_input, select
 from .shapes import transpose

@@ -21,7 +21,7 @@ import numpy as np
 from .. import arguments
 from ..registry import batch_ndim
 from .broadcasting import reduce_sum, reshape
-from .core import (attr_bool, constant_like, emit, first_input_dtype, one_axis, tangent_batch,
+from .operands import (attr_bool, constant_like, emit, first_input_dtype, one_axis, tangent_batch,
                    tensor_input, unchanged_shape)
 from .declaration import declare
 from .elementwise import select

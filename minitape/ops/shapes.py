@@ -18,7 +18,7 @@ from ..tensor import Tensor, convert_to_tensor
 from .broadcasting import (broadcast_to, declared_shape, lift, reshape,  # noqa: F401
                            unbroadcast)
 from .complex import conj
-from .core import (constant_like, elementwise_shape, emit, first_input_dtype, normalize_axes,
+from .operands import (constant_like, elementwise_shape, emit, first_input_dtype, normalize_axes,
                    stack_tensors, tangent_batch, tensor_input, tensor_inputs,
                    zeros_for_missing)
 from .declaration import attributes, declare, gives_its_input

@@ -17,7 +17,7 @@ from ..recording import record
 from ..registry import batch_ndim
 from ..tensor import Tensor
 from .broadcasting import lift, reshape, unbroadcast
-from .core import attr_bool, emit, float_input, matrix_shape, operands
+from .operands import attr_bool, emit, float_input, matrix_shape, operands
 from .declaration import declare
 from .linalg import inv, matmul, solve
 from .matrices import band_part, trace

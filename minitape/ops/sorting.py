@@ -17,7 +17,7 @@ import math
 import numpy as np
 
 from .. import arguments
-from .core import attr_bool, emit, one_axis, tensor_input
+from .operands import attr_bool, emit, one_axis, tensor_input
 from .declaration import declare
 from .elementwise import cast
 from .indexing import gather

@@ -16,7 +16,7 @@ from .. import arguments
 from ..registry import batch_ndim
 from .broadcasting import declare_reduction, reduce_sum, reduced_axes, reduction, reshape
 from .control import stop_gradient
-from .core import emit, float_input, normalize_axes, one_axis, tensor_input
+from .operands import emit, float_input, normalize_axes, one_axis, tensor_input
 from .declaration import declare
 from .elementwise import abs, cast, exp, less, log, not_equal, sqrt, square, select
 from .reductions import reduce_max, reduce_mean

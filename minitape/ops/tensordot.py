@@ -11,7 +11,7 @@ import numpy as np
 
 from .. import arguments
 from .broadcasting import reshape
-from .core import operands
+from .operands import operands
 from .linalg import matmul
 from .shapes import transpose
 

@@ -41,7 +41,7 @@ from ..registry import batch_ndim
 from ..tensor import Tensor
 from .broadcasting import full_tangent, unbroadcast
 from .complex import conj
-from .core import NUMBER_SCALARS, emit, tangent_batch
+from .operands import NUMBER_SCALARS, emit, tangent_batch
 from .declaration import declare
 
 # --- when the masks apply ------------------------------------------------------------

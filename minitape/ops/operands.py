@@ -1,4 +1,5 @@
-"""What every op shares: checking inputs, emitting results, Python numbers as
+"""What every op shares about its operands and result: checking and converting
+its inputs, emitting its result, Python numbers as
 constants, and the batch shape of forward-mode tangents. It imports no op, so
 every op module can import it (`broadcasting.py` holds the helpers that need ops)."""
 import math
