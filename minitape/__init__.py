@@ -23,7 +23,7 @@ import types as _types
 
 import numpy as _np
 
-from .ops import *  # noqa: F401,F403  (every op; not the modules ops.nn, ops.linalg)
+from .ops import *  # noqa: F401,F403  (every op; not the modules of ops)
 from .ops import range  # noqa: F401
 from . import jacobians  # noqa: F401  (adds jacobian and batch_jacobian to GradientTape)
 from .recording import Operation  # noqa: F401

@@ -59,7 +59,7 @@ from . import random
 from .context import state
 from .graph import OPS
 from .ops.declaration import DECLARED
-from .ops.linalg import matmul_columns, matmul_rows
+from .ops.matmul_and_solve import matmul_columns, matmul_rows
 from .ops.zero_times_inf import all_finite, unmoved_zeroed
 from .program import (NAME, Names, Program, assign, assign_add, assign_sub, drop_unused, plain,
                       renumber, shown)

@@ -13,8 +13,8 @@ import numpy as np
 
 from . import random as _random
 from .ops.elementwise import sqrt, tanh
-from .ops.linalg import matmul
-from .ops.nn import elu, relu, sigmoid, softmax, softplus
+from .ops.matmul_and_solve import matmul
+from .ops.activations import elu, relu, sigmoid, softmax, softplus
 from .ops.reductions import reduce_mean
 from .ops.operands import convert_to_tensor
 from .tensor import Variable

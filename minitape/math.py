@@ -6,7 +6,7 @@ from .ops import (abs, add, cos, divide, equal, exp, floor, greater,  # noqa: F4
                   square, subtract, tanh)
 from .ops import l2_normalize  # noqa: F401
 from .ops import argmax, argmin, reduce_all, reduce_any, reduce_logsumexp  # noqa: F401
-from .ops.statistics import (count_nonzero, reduce_euclidean_norm,  # noqa: F401
+from .ops.reductions import (count_nonzero, reduce_euclidean_norm,  # noqa: F401
                              reduce_std, reduce_variance)
 from .ops import cumsum  # noqa: F401
 from .ops.scans import (cumprod, segment_max, segment_mean, segment_min,  # noqa: F401

@@ -1,5 +1,5 @@
 """Op table rows for the elementwise families of issue 16 (trigonometric.py,
-exp_log.py, special.py, arithmetic.py, complex.py): each row gets finite
+exp_log.py, special.py, elementwise.py's division ops, complex.py): each row gets finite
 differences to third order, pfor vs loop Jacobians and Hessians, forward vs
 reverse and compiled vs eager (see op_table.py). Inputs stay inside each
 op's domain and away from its kinks and poles."""

@@ -43,7 +43,7 @@ def assert_same(a, b):
 def unexplained_names(source):
     """The names a program reads that are not its parameters, not values its
     lines make, and not listed in its header comments (`# c0 = 3.0 (float32)`,
-    `# np = numpy, sigmoid = minitape.ops.nn._sigmoid`)."""
+    `# np = numpy, sigmoid = minitape.ops.activations._sigmoid`)."""
     fn = ast.parse(source).body[0]
     read = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
     made = {a.arg for a in fn.args.args} | {
@@ -376,7 +376,7 @@ def test_the_header_lists_every_bound_value_and_shows_small_constants():
     assert unexplained_names(source) == set()
     assert "# kernel_var = the variable dense/kernel:0 (float32, shape (2, 2))" in source
     assert "[0.5, 2.0] (float32, shape (2,))" in source and "# axis = (1,)" in source
-    assert "sigmoid = minitape.ops.nn._sigmoid" in source  # (the op's own NumPy function)
+    assert "sigmoid = minitape.ops.activations._sigmoid" in source  # (the op's own NumPy function)
     graph = f.experimental_get_compiler_ir(mt.constant([[1.0, 2.0]]))(stage="graph")
     assert "const([0.5, 2.0])" in graph
 

@@ -1,5 +1,5 @@
 """The elementwise ops of issue 16 (trigonometric.py, exp_log.py, special.py,
-arithmetic.py, logical.py, complex.py): values against NumPy and known
+the division ops of elementwise.py, logical.py, complex.py): values against NumPy and known
 values in float32 and float64, TensorFlow's dtypes and edge values, the
 places where a derivative does not exist (with TensorFlow's answer), errors,
 and broadcasting shapes drawn by Hypothesis. Derivatives to third order,

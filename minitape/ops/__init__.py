@@ -11,13 +11,13 @@ from .elementwise import (abs, add, cast, cos, divide, equal, exp, floor,  # noq
                           greater, greater_equal, less, less_equal, log, maximum,
                           minimum, multiply, negative, not_equal, pow, round, sign, sin,
                           sqrt, square, subtract, tanh)
-from .linalg import einsum, inv, matmul, solve  # noqa: F401
+from .matmul_and_solve import einsum, inv, matmul, solve  # noqa: F401
 from .matrices import (adjoint, band_part, cross, diag, diag_part, matvec,  # noqa: F401
                        set_diag, trace)
 from .solvers import cholesky_solve, det, slogdet, triangular_solve  # noqa: F401
 from .decompositions import cholesky, eig, eigh, eigvals, eigvalsh, qr, svd  # noqa: F401
 from .matrix_functions import expm, logdet, lstsq, pinv  # noqa: F401
-from .nn import elu, log_softmax, relu, sigmoid, softmax, softplus  # noqa: F401
+from .activations import elu, log_softmax, relu, sigmoid, softmax, softplus  # noqa: F401
 from .activations import gelu, leaky_relu, relu6, selu, silu, swish  # noqa: F401
 from .normalization import batch_normalization, l2_normalize, moments  # noqa: F401
 from .nn_layers import bias_add, embedding_lookup  # noqa: F401
@@ -33,7 +33,7 @@ from .shapes import (broadcast_to, concat, expand_dims, getitem, identity,  # no
                      transpose, unstack)
 from .indexing import (boolean_mask, gather, gather_nd, one_hot,  # noqa: F401
                        scatter_nd, tensor_scatter_nd_add, tensor_scatter_nd_update)
-from .statistics import (argmax, argmin, reduce_all, reduce_any,  # noqa: F401
+from .reductions import (argmax, argmin, reduce_all, reduce_any,  # noqa: F401
                          reduce_logsumexp)
 from .scans import cumsum  # noqa: F401
 from .sorting import argsort, sort  # noqa: F401
@@ -46,7 +46,7 @@ from .trigonometric import acos, acosh, asin, asinh, atan, atan2, atanh, cosh, s
 from .exp_log import (expm1, log1p, log_sigmoid, reciprocal, rsqrt, softsign,  # noqa: F401
                       xdivy, xlog1py, xlogy)
 from .special import digamma, erf, erfc, lgamma, polygamma  # noqa: F401
-from .arithmetic import (add_n, ceil, divide_no_nan, floordiv, floormod, mod,  # noqa: F401
+from .elementwise import (add_n, ceil, divide_no_nan, floordiv, floormod, mod,  # noqa: F401
                          multiply_no_nan, squared_difference, truediv)
 from .logical import (and_, invert_, is_finite, is_inf, is_nan, logical_and,  # noqa: F401
                       logical_not, logical_or, logical_xor, or_, xor)
@@ -94,8 +94,7 @@ for _name, _fn in _OPERATORS.items():
     setattr(Variable, _name, _fn)
 Tensor.__pos__ = Variable.__pos__ = lambda self: self
 
-# `from minitape.ops import *` exports the ops, not the submodules (ops.nn and
-# ops.linalg must not shadow the public namespaces mt.nn and mt.linalg).
+# `from minitape.ops import *` exports the ops, not the family modules.
 # Names TensorFlow has in tf.linalg only (tf.eig, tf.eigvals are also top level):
 # mt.linalg.det and mt.ops.det, but no mt.det.
 _LINALG_ONLY = {"adjoint", "band_part", "cholesky", "cholesky_solve", "cross", "det", "diag",

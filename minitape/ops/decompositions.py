@@ -36,7 +36,7 @@ from .complex import conj, real
 from .operands import attr_bool, constant_like, emit, float_input, matrix_shape
 from .declaration import declare
 from .elementwise import cast, equal, greater, not_equal, select
-from .linalg import matmul, solve
+from .matmul_and_solve import matmul, solve
 from .matrices import band_part, diag, diag_part, set_diag
 from .shapes import concat, expand_dims, matrix_transpose
 from .solvers import check_square, cubic, emit_outputs, real_matrix, triangular_solve

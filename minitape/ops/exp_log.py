@@ -12,7 +12,7 @@ import numpy as np
 
 from .operands import float_input
 from .elementwise import abs, cast, exp, negative, not_equal, square
-from .nn import softplus
+from .activations import softplus
 from .partials import binary, unary
 
 # name, op type, forward, derivative f'(x) (y = f(x)), doc

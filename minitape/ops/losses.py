@@ -21,7 +21,7 @@ from .operands import (attr_int, constant_like, emit, index_dtypes, packed_opera
 from .declaration import declare
 from .elementwise import abs, add, cast, equal, greater_equal, real_input, select
 from .flat_zeros import flat_zero
-from .nn import log_softmax, relu, softmax, softplus
+from .activations import log_softmax, relu, softmax, softplus
 
 
 def _labels_and_logits(op_name, labels, logits):

@@ -20,7 +20,7 @@ from .operands import (attr_int, attr_number, emit, first_input_dtype, matrix_sh
                    tensor_input)
 from .creation import zeros
 from .declaration import declare
-from .linalg import matmul
+from .matmul_and_solve import matmul
 from .shapes import expand_dims, matrix_transpose, squeeze
 
 

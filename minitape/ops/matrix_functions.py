@@ -20,7 +20,7 @@ from .creation import zeros
 from .declaration import declare
 from .decompositions import cholesky, svd
 from .elementwise import less_equal, log, select
-from .linalg import matmul
+from .matmul_and_solve import matmul
 from .matrices import diag_part
 from .shapes import concat, matrix_transpose
 from .solvers import check_square, cholesky_solve, cubic, real_matrix

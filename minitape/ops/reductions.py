@@ -1,4 +1,7 @@
-"""Reductions (sum, mean, max, min, prod), with their gradient rules.
+"""Reductions over axes: sum, mean, max, min and prod with their gradient rules,
+then the statistics and logic built on them (reduce_variance, reduce_std,
+reduce_logsumexp, reduce_euclidean_norm, reduce_any, reduce_all,
+count_nonzero, argmax, argmin).
 
 Every reduction is made by `broadcasting.reduction`, which remembers
 `kept_shape`, the input's shape with the reduced axes set to 1. Its gradient
@@ -6,15 +9,28 @@ copies the upstream gradient back over the reduced axes (`spread`); its JVP
 rule reduces the tangent the same way, over the same axes shifted past the
 tangent's batch dims (`reduced_axes`). reduce_sum itself lives in
 `broadcasting.py`: it and broadcast_to are each other's gradient.
+
+Most statistics are written with other ops, as TensorFlow writes them, so
+their gradients, JVPs and traces come from those ops: the variance is the mean
+squared deviation, logsumexp subtracts the (finite) max before exponentiating
+so that large inputs do not overflow. The euclidean norm is one op with its
+own rule (TensorFlow's EuclideanNorm: x / (||x|| / grad), NaN at the zero
+vector in both directions). any, all, argmax and argmin are not
+differentiable (TensorFlow gives None).
 """
 
 import numpy as np
 
+from .. import arguments
+from ..registry import batch_ndim
 from .broadcasting import (declare_reduction, highest, lowest, reduce_sum,  # noqa: F401
                            reduction, reduced_axes, reshape, spread)
-from .operands import constant_like
+from .operands import constant_like, emit, float_input, normalize_axes, one_axis, tensor_input
 from .complex import conj
-from .elementwise import cast, equal, real_input, select
+from .control import stop_gradient
+from .declaration import declare
+from .elementwise import (abs, cast, equal, exp, less, log, not_equal, real_input, select,
+                          sqrt, square)
 from .shapes import transpose
 
 
@@ -129,3 +145,154 @@ def _prod_of_others(op):
     others = reduce_prod(select(eye, np.ones((), x.dtype), rows), axis=-1)
     others = reshape(others, lead + tuple(x.shape[i] for i in axes))
     return transpose(others, np.argsort(perm))
+
+
+def _real_input(op_name, x):
+    """A real floating-point tensor. (TensorFlow's variance of complex numbers
+    is the mean of |x - mean|^2, a real number; these ops do not take complex
+    inputs rather than return the complex mean of (x - mean)^2.)"""
+    x = float_input(op_name, x)
+    if x.dtype.kind == "c":
+        raise TypeError(f"{op_name}: complex inputs are not supported (dtype {x.dtype})")
+    return x
+
+
+def reduce_variance(input_tensor, axis=None, keepdims=False, name=None):
+    """The mean of the squared deviations from the mean (divides by n, as
+    TensorFlow and NumPy's default; NaN over an empty axis)."""
+    x = _real_input("reduce_variance", input_tensor)
+    normalize_axes("reduce_variance", axis, x.ndim)  # a bad axis fails before any op runs
+    deviations = x - reduce_mean(x, axis=axis, keepdims=True)
+    return reduce_mean(square(deviations), axis=axis, keepdims=keepdims, name=name)
+
+
+def reduce_std(input_tensor, axis=None, keepdims=False, name=None):
+    """The square root of reduce_variance: its gradient is NaN where all
+    entries are equal (sqrt has an infinite slope at 0), as in TensorFlow."""
+    x = _real_input("reduce_std", input_tensor)
+    normalize_axes("reduce_std", axis, x.ndim)
+    return sqrt(reduce_variance(x, axis=axis, keepdims=keepdims), name=name)
+
+
+def reduce_logsumexp(input_tensor, axis=None, keepdims=False, name=None):
+    """log(sum(exp(x))) computed as m + log(sum(exp(x - m))) with m the max
+    (0 where the max is not finite), held constant: the gradient is then
+    softmax(x) along the axes, as for the exact formula."""
+    x = _real_input("reduce_logsumexp", input_tensor)
+    normalize_axes("reduce_logsumexp", axis, x.ndim)
+    raw = reduce_max(x, axis=axis, keepdims=True)
+    finite = less(abs(raw), np.array(np.inf, x.dtype))  # False for inf and NaN
+    m = stop_gradient(select(finite, raw, np.zeros((), x.dtype)))
+    total = log(reduce_sum(exp(x - m), axis=axis, keepdims=keepdims))
+    return total + (m if keepdims else reshape(m, total.shape))
+
+
+def _euclidean(value, axis, keepdims):
+    """sqrt(sum |x|^2) in the input's dtype (integers truncated and summed in
+    their own width, as TensorFlow's kernel does)."""
+    if value.dtype.kind == "c":
+        squares = (value * value.conj()).real
+    else:
+        squares = value * value
+    total = np.sum(squares, axis=axis, keepdims=keepdims, dtype=squares.dtype)
+    return np.asarray(np.sqrt(total)).astype(value.dtype)
+
+
+def reduce_euclidean_norm(input_tensor, axis=None, keepdims=False, name=None):
+    x = tensor_input("reduce_euclidean_norm", input_tensor)
+    if x.dtype.kind == "b":
+        raise TypeError("reduce_euclidean_norm: expected numbers, got dtype bool")
+    return reduction("EuclideanNorm", "reduce_euclidean_norm", _euclidean, x, axis,
+                     keepdims, name)
+
+
+def _euclidean_norm_grad(op, grad):
+    """d||x||/dx = x / ||x||, written x / (||x|| / grad) as in TensorFlow's
+    rule: NaN at the zero vector (0 / 0), and 0 where grad is 0 elsewhere."""
+    nb = batch_ndim(op, grad)
+    kept = op.attrs["kept_shape"]
+    norm = reshape(op.outputs[0], kept)
+    return op.inputs[0] / (norm / reshape(grad, grad.shape[:nb] + kept))
+
+
+def _euclidean_norm_jvp(op, t):
+    """<x, t> / ||x||: NaN at the zero vector, as the gradient."""
+    if op.inputs[0].dtype.kind == "c":
+        raise NotImplementedError("reduce_euclidean_norm: no forward-mode rule for complex "
+                                  "inputs (<x, t> would need conj(x)); use reverse mode")
+    return reduce_sum(op.inputs[0] * t, reduced_axes(op, t),
+                      keepdims=op.attrs["keepdims"]) / op.outputs[0]
+
+
+def _logical(op_type, op_name, numpy_fn):
+    def op(input_tensor, axis=None, keepdims=False, name=None):
+        x = tensor_input(op_name, input_tensor)
+        if x.dtype != np.bool_:
+            raise TypeError(f"{op_name}: expected a bool tensor, got dtype {x.dtype} "
+                            "(compare first, e.g. x > 0)")
+        return reduction(op_type, op_name, numpy_fn, x, axis, keepdims, name)
+    op.__name__ = op.__qualname__ = op_name
+    op.__doc__ = f"`{numpy_fn.__name__}` of a bool tensor over `axis` (not differentiable)."
+    return op
+
+
+reduce_any = _logical("Any", "reduce_any", np.any)
+reduce_all = _logical("All", "reduce_all", np.all)
+
+
+declare_reduction("EuclideanNorm", reduce_euclidean_norm, _euclidean_norm_grad,
+                  _euclidean_norm_jvp, smooth=False, any_rank=False)
+declare_reduction("Any", reduce_any, differentiable=False, any_rank=False)
+declare_reduction("All", reduce_all, differentiable=False, any_rank=False)
+
+
+def count_nonzero(input, axis=None, keepdims=None, dtype=np.int64, name=None):
+    """How many entries are not zero (not False), as int64 by default."""
+    x = tensor_input("count_nonzero", input)
+    dtype = arguments.dtype("count_nonzero", dtype, kinds="iuf")
+    normalize_axes("count_nonzero", axis, x.ndim)
+    nonzero = cast(not_equal(x, np.zeros((), x.dtype)), np.int64)
+    return cast(reduce_sum(nonzero, axis=axis, keepdims=bool(keepdims)), dtype, name=name)
+
+
+def _arg_extreme(op_type, op_name, numpy_fn, nan_fill):
+    def op(input, axis=None, output_type=np.int64, name=None):
+        x = tensor_input(op_name, input)
+        if x.dtype.kind == "c":
+            raise TypeError(f"{op_name}: complex numbers have no order (dtype {x.dtype})")
+        if x.ndim == 0:
+            raise ValueError(f"{op_name}: needs a tensor of rank >= 1, got a scalar")
+        a = arguments.one_axis(op_name, 0 if axis is None else axis, x.ndim)
+        out = arguments.dtype(op_name, output_type, kinds="iu")
+        if x.shape[a] == 0:
+            raise ValueError(f"{op_name}: axis {a} of shape {x.shape} is empty")
+        value = x._value
+        if value.dtype.kind in "fc":  # TensorFlow skips NaNs (index 0 if all are)
+            value = np.where(np.isnan(value), nan_fill, value)
+        return emit(op_type, numpy_fn(value, axis=a).astype(out), (x,),
+                    {"axis": a, "output_type": out}, name)
+    op.__name__ = op.__qualname__ = op_name
+    op.__doc__ = (f"The index of the {op_name[3:]} along `axis` (0 by default), the "
+                  "first one on ties; int64 unless `output_type` says otherwise. "
+                  "Not differentiable.")
+    return op
+
+
+argmax = _arg_extreme("ArgMax", "argmax", np.argmax, -np.inf)
+argmin = _arg_extreme("ArgMin", "argmin", np.argmin, np.inf)
+
+def _arg_extreme_shape(shapes, attrs, declared):
+    # the axis goes; output_type is checked by the op itself (the loader's probe)
+    a, shape = attrs["output_type"], shapes[0]
+    axis = one_axis(attrs, shape)
+    if a not in ("int32", "int64", "uint8", "int16", "int8", "uint16", "uint32", "uint64"):
+        raise ValueError(f"attribute output_type = {a!r:.40} is not an integer dtype")
+    return (shape[:axis] + shape[axis + 1:],), 0
+
+
+for _op_type, _fn in (("ArgMax", argmax), ("ArgMin", argmin)):
+    declare(_op_type, differentiable=False,
+            replay=lambda xs, a, o, fn=_fn: fn(xs[0], a["axis"], np.dtype(a["output_type"])),
+            attrs_of=lambda op: {"axis": int(op.attrs["axis"]),
+                                 "output_type": np.dtype(op.attrs["output_type"]).name},
+            shape=_arg_extreme_shape)

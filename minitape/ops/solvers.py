@@ -19,7 +19,7 @@ from ..tensor import Tensor
 from .broadcasting import lift, reshape, unbroadcast
 from .operands import attr_bool, emit, float_input, matrix_shape, operands
 from .declaration import declare
-from .linalg import inv, matmul, solve
+from .matmul_and_solve import inv, matmul, solve
 from .matrices import band_part, trace
 
 

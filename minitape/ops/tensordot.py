@@ -12,7 +12,7 @@ import numpy as np
 from .. import arguments
 from .broadcasting import reshape
 from .operands import operands
-from .linalg import matmul
+from .matmul_and_solve import matmul
 from .shapes import transpose
 
 

@@ -1,4 +1,4 @@
-"""Conformance cases for ops/arithmetic.py (issue 16): truediv, floordiv,
+"""Conformance cases for ops/elementwise.py (issue 16): truediv, floordiv,
 floormod and the `//`, `%` operators, divide_no_nan, multiply_no_nan,
 squared_difference, add_n, ceil: values, dtypes (integers stay integers in
 floordiv and floormod, become floats in truediv), gradients (None for

@@ -1,4 +1,4 @@
-"""Linear algebra: matmul, solve, inv and einsum, with their gradient rules.
+"""Matrix products and solves: matmul, einsum, solve and inv, with their gradient rules.
 
 All of them accept leading batch dimensions, so their rules also accept a
 leading batch of upstream gradients (vectorised jacobians) through NumPy's
