@@ -25,8 +25,8 @@ import numpy as _np
 
 from .ops import *  # noqa: F401,F403  (every op; not the modules of ops)
 from .ops import range  # noqa: F401
-from . import jacobians  # noqa: F401  (adds jacobian and batch_jacobian to GradientTape)
-from .recording import Operation  # noqa: F401
+from . import tape_jacobians  # noqa: F401  (adds jacobian and batch_jacobian to GradientTape)
+from .tape_entries import Operation  # noqa: F401
 from .registry import NotDifferentiable, RegisterGradient  # noqa: F401
 from .tape import GradientTape, UnconnectedGradients  # noqa: F401
 from .tensor import (Tensor, Variable, bool_, constant,  # noqa: F401

@@ -18,7 +18,7 @@ Where it happens:
   recorder like a tape: `tape.record` hands it every op whose inputs carry its
   tangents, and it takes the step at once.
 - `GradientTape.jacobian` takes the same steps over the ops a tape recorded,
-  with a batch of one-hot tangents at once (`jacobians.py`).
+  with a batch of one-hot tangents at once (`tape_jacobians.py`).
 
 JVP rules are written with minitape ops, like gradient rules, so tapes record
 them: differentiating a JVP (reverse-over-forward) just works, and so does a
@@ -27,7 +27,7 @@ JVP of a gradient (forward-over-reverse: a Hessian-vector product).
 
 from . import nest, ops
 from .context import state
-from .jacobians import GradientTape, jacobian_direction  # noqa: F401  (mt.autodiff.*)
+from .tape_jacobians import GradientTape, jacobian_direction  # noqa: F401  (mt.autodiff.*)
 from .registry import RegisterJVP  # noqa: F401  (`mt.autodiff.RegisterJVP`)
 from .tangents import push_tangents
 from .recorder import Recorder

@@ -19,7 +19,7 @@ import numpy as np
 from . import nest
 from .context import state
 from .ops.control import stop_gradient  # noqa: F401  (mt.stop_gradient, an op)
-from .recording import record
+from .tape_entries import record
 from .registry import NotDifferentiable
 from .tensor import Tensor, convert_to_tensor, holds_tensors, snapshot
 

@@ -22,7 +22,7 @@ import numpy as np
 from . import ops, random, registry  # noqa: F401 (ops: the families declare every op)
 from .context import state
 from .ops.declaration import DECLARED
-from .recording import record
+from .tape_entries import record
 from .specs import TensorSpec
 from .tensor import Tensor, Variable
 

@@ -24,7 +24,7 @@ import numpy as np
 
 from . import arguments, ops
 from .context import state
-from .recording import record
+from .tape_entries import record
 from .tensor import Tensor, TensorLike, float32
 
 __all__ = ["normal", "uniform", "set_seed", "Stream", "OP_TYPES"]

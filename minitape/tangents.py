@@ -4,7 +4,7 @@ A tangent is how a value moves when the inputs move in a chosen direction v.
 Each op's JVP rule computes the tangents of its outputs from those of its
 inputs (J v, a Jacobian-vector product). `push_tangents` is that one step; a
 ForwardAccumulator (`autodiff.py`) takes it for each op as it runs, and a
-forward-mode Jacobian (`jacobians.py`) takes it for each op a tape recorded.
+forward-mode Jacobian (`tape_jacobians.py`) takes it for each op a tape recorded.
 
 The rules sit under each op's gradient rule in `ops/`, registered with
 `RegisterJVP`. An op with only a gradient rule (a custom_gradient, a user's

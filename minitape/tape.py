@@ -1,6 +1,6 @@
 """GradientTape: what TensorFlow's users call, on top of recording and the walk.
 
-A tape is a recorder (`recording.py`): while its `with` block runs it keeps
+A tape is a recorder (`tape_entries.py`): while its `with` block runs it keeps
 every op downstream of what it watches (`watch`, or variables read). Then
 `gradient` runs one backward walk (`backward.py`) over what it recorded.
 Because gradient rules are written with minitape ops, any tape that is
@@ -8,7 +8,7 @@ recording while the walk runs records the walk too, which gives higher-order
 gradients.
 
 `jacobian` and `batch_jacobian` (one walk per row, or one forward sweep per
-column) are in `jacobians.py`, a layer above, which also needs forward mode.
+column) are in `tape_jacobians.py`, a layer above, which also needs forward mode.
 """
 import contextlib
 import warnings
@@ -51,7 +51,7 @@ class GradientTape(Recorder):
     frees what it recorded; a persistent one keeps its records until deleted.
 
     `jacobian` and `batch_jacobian` are methods of this class too, defined in
-    `jacobians.py` (they need forward mode, which is built on this module).
+    `tape_jacobians.py` (they need forward mode, which is built on this module).
     """
 
     def __init__(self, persistent=False, watch_accessed_variables=True):

@@ -12,7 +12,7 @@ import warnings
 import numpy as np
 
 from . import nest, ops
-from .jacobians import GradientTape
+from .tape_jacobians import GradientTape
 from .tape import UnconnectedGradients
 from .tensor import constant, convert_to_tensor, float64
 

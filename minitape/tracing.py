@@ -47,7 +47,7 @@ from .graph import OPS, Graph, Node, Ref, register_gradient_graph
 from .ops.shapes import IDENTITY
 from .random import OP_TYPES as RANDOM_OPS
 from .recorder import Recorder
-from .recording import Operation
+from .tape_entries import Operation
 from .specs import TensorSpec
 from .tensor import Tensor, TensorLike, Variable, convert_to_tensor
 

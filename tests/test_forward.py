@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import minitape as mt
-import minitape.jacobians as jacobians_module
+import minitape.tape_jacobians as jacobians_module
 from minitape.autodiff import ForwardAccumulator
 from minitape.widgets.forward import count_numbers
 from test_ops_gradients import ALL_CASES, BINARY, SHAPES

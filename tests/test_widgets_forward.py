@@ -65,7 +65,7 @@ def test_the_readme_crossover_for_64_inputs():
     """docs/api.md: for tanh(W @ x) with 64 inputs, forward from m = 88 outputs on,
     with estimates 64**2 + 4*64*m against 2m(64 + m)."""
     from minitape import GradientTape
-    from minitape.jacobians import direction_costs
+    from minitape.tape_jacobians import direction_costs
     for m in (87, 88):
         f, _, x = fw.tanh_layer(64, m)
         with GradientTape() as tape:

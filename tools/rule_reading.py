@@ -18,7 +18,7 @@ import inspect
 import sys
 import types
 
-CORE = ("minitape.context", "minitape.tensor", "minitape.recording", "minitape.registry",
+CORE = ("minitape.context", "minitape.tensor", "minitape.tape_entries", "minitape.registry",
         "minitape.backward", "minitape.tape")
 
 

@@ -12,7 +12,7 @@ looks up instead of keeping lists of op names:
                                 `simplify`
     signatures.py               `rank_free`, `reduces`: a trace for an input of any rank
                                 holds it
-    jacobians.py                `smooth`: forward mode may take the place of reverse
+    tape_jacobians.py           `smooth`: forward mode may take the place of reverse
 
 Most ops are declared by a row of partial derivatives (`partials.py`), which
 fills in the rules and the traits an elementwise op has; ops whose rule is not

@@ -10,7 +10,7 @@ import numpy as np
 from .. import arguments, nest
 from .. import tensor as _values
 from ..context import state
-from ..recording import record
+from ..tape_entries import record
 from ..registry import batch_ndim
 from ..tensor import Tensor, TensorLike, Variable, holds_tensors, new_id
 from .declaration import declare

@@ -37,7 +37,7 @@ import sys
 import numpy as np
 
 from ..context import state
-from ..recording import record
+from ..tape_entries import record
 from ..tensor import Tensor, new_id
 from .broadcasting import full_tangent, lift, unbroadcast
 from .conjugation import conjugated

@@ -13,7 +13,7 @@ import math
 import numpy as np
 
 from ..context import state
-from ..recording import record
+from ..tape_entries import record
 from ..registry import batch_ndim
 from ..tensor import Tensor
 from .broadcasting import lift, reshape, unbroadcast

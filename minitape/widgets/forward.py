@@ -30,7 +30,7 @@ import numpy as np
 from .. import ops
 from ..autodiff import ForwardAccumulator
 from ..context import state
-from ..jacobians import GradientTape  # the tape with jacobian attached
+from ..tape_jacobians import GradientTape  # the tape with jacobian attached
 from ..recorder import Recorder
 from .compat import interactive_with_data, show_figure
 

@@ -1,4 +1,4 @@
-"""Recording: every op, once computed, is offered to the tapes active in this thread.
+"""Tape entries: every op, once computed, is offered to the tapes active in this thread.
 
 Each active tape keeps the op if an input is something it tracks (a watched
 tensor or variable, or an op's output it recorded) and then tracks the outputs,
