@@ -145,21 +145,11 @@ def segment_sum(data, segment_ids, name=None):
     rows of zeros. Only `data` gets a gradient: row i's is the upstream
     gradient of its segment."""
     x = tensor_input("segment_sum", data)
-    ids = tensor_input("segment_sum", segment_ids)
     if x.dtype.kind == "b":
         raise TypeError("segment_sum: expected numbers, got dtype bool (cast it first)")
-    if ids.dtype.kind not in "iu":
-        raise TypeError(f"segment_sum: segment_ids must be integers, got dtype {ids.dtype}")
-    if ids.ndim != 1 or x.ndim == 0 or ids.shape[0] != x.shape[0]:
-        raise ValueError(f"segment_sum: segment_ids must be a vector as long as the first "
-                         f"dim of data; got shapes {ids.shape} and {x.shape}")
-    v = ids._value
-    if v.size and (v[0] < 0 or (np.diff(v) < 0).any()):
-        raise ValueError(f"segment_sum: segment_ids must be sorted and non-negative, got "
-                         f"{arguments._show(v)}")
-    rows = int(v[-1]) + 1 if v.size else 0
+    x, ids, rows = _segment_inputs("segment_sum", x, segment_ids, "iufc")
     out = np.zeros((rows,) + x.shape[1:], x.dtype)
-    np.add.at(out, v, x._value)
+    np.add.at(out, ids._value, x._value)
     return emit("SegmentSum", out, (x, ids), None, name)
 
 
