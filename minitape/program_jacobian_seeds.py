@@ -28,8 +28,13 @@ __all__ = ["seed_product", "identity_stack", "is_checked", "seed_of"]
 def seed_product(a, n, mask=None):
     """`a @ E` (or `a @ (E * mask)`) for the identity stack E of shape
     (m * n, m, n): zeros but for the entries [(p, q), i, q], which are a[i, p]
-    (where mask[p, q]). `a` is (i, m), `mask` (m, n) bool or None."""
+    (where mask[p, q]). `a` is (i, m), `mask` (m, n) bool or None. With n = 1
+    and no mask the product is `a`'s transpose, returned as a view: no copy, and
+    the ops after it keep its column-major layout, so a Jacobian that a program
+    transposes at its end comes out row-major, as its reader wants it."""
     i, m = a.shape
+    if n == 1 and mask is None:  # E is the identity: a @ E is aᵀ, a view of `a`
+        return a.T[:, :, None]
     out = np.zeros((m, n, i, n), a.dtype)
     s0, s1, s2, s3 = out.strides
     # out[p, q, :, q] for every p and q: one view, whose step in q is both of q's steps

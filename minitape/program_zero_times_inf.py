@@ -19,7 +19,7 @@ import re
 
 import numpy as np
 
-from .ops.zero_times_inf import unmoved_zeroed
+from .ops.zero_times_inf import square_sum, unmoved_zeroed
 
 __all__ = ["moved", "MasksNeeded", "check_finite", "masks_in_place", "mask_is_idle",
            "is_true", "same_value"]
@@ -32,7 +32,7 @@ def moved(t, term, factor=None):
     return unmoved_zeroed(term, term, t, factor)
 
 
-_sum_all, _isfinite = np.add.reduce, cmath.isfinite  # (no ndarray.sum Python wrapper)
+_isfinite = cmath.isfinite
 
 
 class MasksNeeded(Exception):
@@ -42,9 +42,9 @@ class MasksNeeded(Exception):
 def check_finite(*values):
     """True, as AllFinite's line would be; raises MasksNeeded unless every
     entry of the values is finite (as `ops.zero_times_inf.all_finite`, one
-    sum each)."""
+    square sum each)."""
     for v in values:
-        if not _isfinite(_sum_all(v, None)):
+        if not _isfinite(square_sum(v)):
             raise MasksNeeded
     return True
 

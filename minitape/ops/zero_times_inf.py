@@ -48,14 +48,22 @@ from .declaration import declare
 
 APPLY = True  # False: no mask fires anywhere (the conformance suite compares with TensorFlow so)
 
-_total = np.add.reduce  # the sum of all entries, without ndarray.sum's Python wrapper
+
+def square_sum(v):
+    """Σ conj(v)·v over every entry, by BLAS's dot: one pass, three times faster
+    than a sum (NumPy sums float32 pairwise). It is NaN if an entry is NaN and
+    infinite if an entry is (or if the squares overflow, and then the masks run
+    for nothing); an entry that is 0 is finite, so a BLAS that skips zeros
+    changes nothing."""
+    return np.vdot(v, v)
 
 
 def has_nan(v):
-    """Whether the NumPy value v may have a NaN entry: its sum is NaN if one
-    is (and if inf meets -inf, for which the masks run and change nothing).
-    A NumPy scalar is its own sum (a reduction of one costs 30 times more)."""
-    total = v if type(v) in NUMBER_SCALARS else _total(v, None)
+    """Whether the NumPy value v may have a NaN entry: its square sum is NaN
+    if one is (and, for complex v, if an infinite part meets another, for which
+    the masks run and change nothing). A NumPy scalar stands for itself (a
+    reduction of one costs 30 times more)."""
+    total = v if type(v) in NUMBER_SCALARS else square_sum(v)
     return total != total
 
 
@@ -225,9 +233,10 @@ MODES = ("select", "if_masked", "if_plain")
 
 
 def all_finite(*values):
-    """Whether every entry of the NumPy values is finite: one sum each is (a sum
-    of finite numbers may overflow to inf, and then the masks run for nothing)."""
-    return all(cmath.isfinite(np.add.reduce(v, None)) for v in values)
+    """Whether every entry of the NumPy values is finite: their square sums are
+    (squares of finite numbers may overflow to inf, and then the masks run for
+    nothing)."""
+    return all(cmath.isfinite(square_sum(v)) for v in values)
 
 
 def _all_finite_op(*xs, name=None):
