@@ -16,16 +16,25 @@
 
 Because gradient rules are written with minitape ops, any tape that is recording
 while the walk runs records the walk too, which gives higher-order gradients.
+When nothing records (no tape, accumulator or trace is active: a first-order
+gradient, the usual case), the walk is `plain`: gradients are NumPy values, and
+each built-in elementwise op runs its rule's plain twin, the same partials with
+the products on values (`ops/partials.py`); other rules get their values
+wrapped as tensors. Nothing is made that nobody could record or read.
 
 A GradientTape (`tape.py`) runs one walk per `gradient` call; the stepper
 (`stepping.py`) runs one a step at a time.
 """
+import itertools
 import operator
 
 import numpy as np
 
 from . import registry
+from .context import state
 from .tensor import Tensor
+
+ALL = itertools.repeat(True)  # every input leads to a source (zip stops at the inputs)
 
 
 class BackwardPass:
@@ -38,10 +47,14 @@ class BackwardPass:
     time. `grads` maps tensor ids to the gradients accumulated so far.
     """
 
-    def __init__(self, tape, targets, upstreams, sources):
+    def __init__(self, tape, targets, upstreams, sources, plain=False):
         self.producer = tape._producer
         self.grads = {}
+        # plain: gradients as NumPy values, allowed when nothing would record the walk
+        self.plain = plain and not state.tapes
         for t, g in zip(targets, upstreams):
+            if self.plain:
+                g = g._value
             prev = self.grads.get(t._id)
             self.grads[t._id] = g if prev is None else prev + g
         self.source_ids = {s._id for s in sources}
@@ -51,6 +64,7 @@ class BackwardPass:
     def steps(self):
         producer, grads, sources = self.producer, self.grads, self.source_ids
         needs, pending = self.needs, self.pending
+        plain = self.plain
         # Phase 3: start from the ops nobody waits on (they made the target).
         ready = [op for op in self.ops if pending[op.seq] == 0]
         while ready:
@@ -63,30 +77,37 @@ class BackwardPass:
                 out_grads = [grads.get(y._id) if y._id in sources else grads.pop(y._id, None)
                              for y in outputs]
             flags = needs.get(op.seq)  # None: every input leads to a source
-            if flags is not None:  # the rule may skip the inputs that lead nowhere
-                op = op.with_needs(flags)
-            in_grads = run_rule(op, out_grads)
+            if plain:
+                in_grads = run_plain(op, out_grads, flags)
+            else:
+                if flags is not None:  # the rule may skip the inputs that lead nowhere
+                    op = op.with_needs(flags)
+                in_grads = run_rule(op, out_grads)
             if in_grads is None:  # no upstream gradient reached the op
                 in_grads = (None,) * len(op.inputs)
             else:
                 yield op, out_grads, in_grads
-            for i, x in enumerate(op.inputs):
-                if flags is not None and not flags[i]:
+            for x, g, leads in zip(op.inputs, in_grads, flags or ALL):
+                if not leads:
                     continue  # this input leads to no source
                 xid = x._id
-                g = in_grads[i]
                 if g is not None:
                     prev = grads.get(xid)
                     grads[xid] = g if prev is None else prev + g
                 p = producer.get(xid)
-                if p is not None and p.seq in pending:
-                    pending[p.seq] -= 1          # one consumer of p is done
-                    if pending[p.seq] == 0:      # all of them: p's gradient is complete
-                        ready.append(p)
+                if p is not None:
+                    left = pending.get(p.seq)
+                    if left is not None:  # p is on the way: one consumer of p is done
+                        pending[p.seq] = left - 1
+                        if left == 1:     # all of them: p's gradient is complete
+                            ready.append(p)
 
     def run(self):
+        """Every step; the gradients by tensor id (as tensors)."""
         for _ in self.steps():
             pass
+        if self.plain:
+            return {i: g if g is None else Tensor(g) for i, g in self.grads.items()}
         return self.grads
 
 
@@ -101,20 +122,20 @@ def ops_between(tape, target_ids, source_ids):
     while stack:
         op = stack.pop()
         found.append(op)
-        flags = []
+        leads = True  # every input is on the tape
         for x in op.inputs:
             p = producer.get(x._id)
             if p is None:  # a watched tensor or variable, or one not on the tape
-                flags.append(x._id in producer)
+                leads = leads and x._id in producer
                 continue
-            flags.append(True)
-            if p.seq in pending:
-                pending[p.seq] += 1
-            else:  # its first consumer: walk back from p too
+            left = pending.get(p.seq)
+            if left is None:  # its first consumer: walk back from p too
                 pending[p.seq] = 1
                 stack.append(p)
-        if False in flags:
-            flags = tuple(flags)
+            else:
+                pending[p.seq] = left + 1
+        if not leads:
+            flags = tuple(x._id in producer for x in op.inputs)
             needs[op.seq] = shared.setdefault(flags, flags)  # one tuple per pattern
     found.sort(key=operator.attrgetter("seq"))  # recording order
     # A tape differentiates only with respect to what it tracks (TensorFlow's tape.h
@@ -167,6 +188,26 @@ def run_rule(op, out_grads):
     except Exception as e:
         registry.note_rule_error(e, op, "gradient")
         raise
+
+
+def run_plain(op, out_grads, flags):
+    """`run_rule` on NumPy values: the op's plain rule (told which inputs lead
+    to a source: `flags`, None for all), or its rule with the values wrapped
+    as tensors."""
+    if len(out_grads) == 1:
+        if out_grads[0] is None:
+            return None
+        plain = registry.lookup_plain(op)
+        if plain is not None:
+            try:
+                return plain(op, out_grads[0], flags or op.needs)
+            except Exception as e:
+                registry.note_rule_error(e, op, "gradient")
+                raise
+    if flags is not None:
+        op = op.with_needs(flags)
+    results = run_rule(op, [None if g is None else Tensor(g) for g in out_grads])
+    return None if results is None else [None if r is None else r._value for r in results]
 
 
 def _fill_missing(op, out_grads):

@@ -14,10 +14,15 @@ Forward mode has a second, smaller registry: `RegisterJVP("Sin")` registers
 one op (see `tangents.py`). An op type with a gradient rule but no JVP rule
 still works in forward mode, through its gradient rule (`tangents.py` does that).
 
+A built-in rule may carry a `plain` twin (`rule.plain`, made from the same
+declaration by `ops/partials.py`): the rule on NumPy values, which the backward
+walk runs when nothing records it (`lookup_plain`).
+
 This module imports nothing: it is a table that the ops fill in when imported.
 """
 
 _rules = {}  # op type -> (function, batch_safe), or None for NotDifferentiable
+_plain_rules = {}  # op type -> the rule on NumPy values (built-in rules that have one)
 _jvp_rules = {}  # op type -> (function, batch_safe): forward mode
 
 
@@ -40,6 +45,9 @@ class RegisterGradient:
             raise KeyError(f"Registering two gradient with name '{self._op_type}'! "
                            f"(already registered: {_qualname(old[0])})")
         _rules[self._op_type] = (fn, self._batch_safe)
+        plain = getattr(fn, "plain", None) if self._batch_safe else None
+        if plain is not None:
+            _plain_rules[self._op_type] = plain
         return fn
 
 
@@ -89,6 +97,7 @@ def NotDifferentiable(op_type):
 def unregister(op_type):
     """Remove a registration (tests and saved-model loading use this)."""
     _rules.pop(op_type, None)
+    _plain_rules.pop(op_type, None)
     _jvp_rules.pop(op_type, None)
 
 
@@ -114,6 +123,15 @@ def lookup(op):
     except KeyError:
         raise LookupError(f"No gradient defined for operation '{op.name}' "
                           f"(op type: {op.type})") from None
+
+
+def lookup_plain(op):
+    """The rule on NumPy values for a recorded op of a built-in type, or None
+    (a custom_gradient call, an op traced into a function, a user's rule)."""
+    attrs = op.attrs
+    if attrs and ("_custom_rule" in attrs or "_gradient_op_type" in attrs):
+        return None
+    return _plain_rules.get(op.type)
 
 
 def lookup_jvp(op):

@@ -204,7 +204,7 @@ class GradientTape(Recorder):
 
     def _backward(self, targets, seeds, sources):
         """One backward walk: the gradients of every source (by tensor id)."""
-        return BackwardPass(self, targets, seeds, sources).run()
+        return BackwardPass(self, targets, seeds, sources, plain=True).run()
 
     def backward_pass(self, target, sources, output_gradients=None):
         """A BackwardPass to step through by hand (for teaching and debugging).

@@ -22,6 +22,12 @@ rules apply each policy once, so no row has to:
                              (shaped to broadcast: `broadcasting.lift`) times
                              p, masked the same way; the terms added.
 
+When nothing records the walk (no tape, accumulator or trace is active: a
+first-order gradient), the walk runs each row's `plain` rule instead: the
+same partials, evaluated as above, but the upstream gradient, the product,
+its mask and the summing back are plain NumPy values, never Tensors or
+records (`backward.py`). For complex values it calls the tensor rule.
+
 A partial is a function of (x, z) (unary) or (x, y, z) (binary) returning a
 tensor or a number p (the upstream times p) or `over(d)` (p = 1 / d, kept a
 division: the upstream divided by d, as TensorFlow rounds it); or None (no
@@ -39,14 +45,14 @@ import numpy as np
 from ..context import state
 from ..tape_entries import record
 from ..tensor import Tensor, new_id
-from .broadcasting import full_tangent, lift, unbroadcast
+from .broadcasting import full_tangent, lift, unbroadcast, unbroadcast_value
 from .conjugation import conjugated
 from .operands import (FLOAT_SCALARS, NUMBER_SCALARS, REAL_SCALARS, broadcast_error,
                    complex_error, elementwise_shape, float_input, operands, tangent_batch,
                    tensor_input)
 from .declaration import declare
 from .skipping import needs
-from .zero_times_inf import moved
+from .zero_times_inf import moved, moved_value
 
 _new_tensor = Tensor.__new__
 
@@ -214,6 +220,41 @@ def _tangent_times(t, partial, at, masked):
     return -t if p == -1 else t * p
 
 
+# --- the same on plain values, for a walk nothing records (see the module docstring) ----
+
+def _wrapped(g):
+    t = _new_tensor(Tensor)
+    t._value, t._id = g, new_id()
+    return t
+
+
+def _plain_times(g, partial, at, masked):
+    """The NumPy value g times the partial (evaluated at the tensors `at`),
+    masked, as `_chained` computes it on tensors."""
+    if type(partial) is chain:
+        term = partial.fn(_wrapped(g), *at)._value
+        return moved_value(g, term) if masked else term
+    p = partial(*at)
+    if type(p) is Tensor:
+        term = g * p._value
+    elif type(p) is over:
+        d = p.d
+        term = g / (d._value if type(d) is Tensor else g.dtype.type(d))
+    elif p == 1:
+        return g
+    elif p == -1:
+        return -g
+    else:  # a Python number takes g's dtype, as `g * 2.0` on a tensor does
+        return g * g.dtype.type(p)
+    return moved_value(g, term) if masked else term
+
+
+def _via_tensors(gradient, op, g):
+    """The tensor rule's results as values (complex inputs: conjugation is
+    done on tensors)."""
+    return tuple(None if r is None else r._value for r in gradient(op, _wrapped(g)))
+
+
 def unary_rules(derivative, masked=None, conjugate=True):
     """(gradient, jvp) of a unary elementwise op from its derivative(x, z)
     (for ops whose forward is not one NumPy call; `unary` says the rest)."""
@@ -232,6 +273,14 @@ def unary_rules(derivative, masked=None, conjugate=True):
 
     def jvp(op, t):
         return _tangent_times(t, derivative, op.inputs + op.outputs, forward)
+
+    def plain(op, g, wanted):
+        x, z = op.inputs[0], op.outputs[0]
+        v = z._value
+        if conjugate and type(v) not in REAL_SCALARS and v.dtype.kind == "c":
+            return _via_tensors(gradient, op, g)
+        return (_plain_times(g, derivative, (x, z), reverse),)
+    gradient.plain = plain
     return gradient, jvp
 
 
@@ -270,6 +319,22 @@ def binary_rules(partials, masked=None, conjugate=True):
         if total is None:
             return None
         return full_tangent(total, tangent_batch(op, (tx, ty)) + z._value.shape)
+
+    def plain(op, g, wanted):
+        x, y = op.inputs
+        z = op.outputs[0]
+        v = z._value
+        if conjugate and type(v) not in REAL_SCALARS and v.dtype.kind == "c":
+            return _via_tensors(gradient, op.with_needs(wanted), g)
+        at = (x, y, z)
+        gx = None if px is None or not wanted[0] else _plain_times(g, px, at, reverse)
+        gy = None if py is None or not wanted[1] else _plain_times(g, py, at, reverse)
+        if gx is not None and gx.shape != x._value.shape:
+            gx = unbroadcast_value(gx, x._value.shape, g.ndim - v.ndim)
+        if gy is not None and gy.shape != y._value.shape:
+            gy = unbroadcast_value(gy, y._value.shape, g.ndim - v.ndim)
+        return gx, gy
+    gradient.plain = plain
     return gradient, jvp
 
 

@@ -122,6 +122,13 @@ def moved(t, term, factor=None, times=None, over=None):
     return zero_where_unmoved(term, term, t, factor)
 
 
+def moved_value(t, term):
+    """`moved` on NumPy values (a walk nothing records: no trace to ask)."""
+    if not has_nan(term) or not masks_apply():
+        return term
+    return unmoved_zeroed(term, term, t)
+
+
 def _never_masks(fixed, t, term, factor, times, over):
     """Whether `moved`'s mask can never change an entry at any call of a traced
     function, judged from the values `fixed` (same at every call) holds. A NaN
