@@ -26,12 +26,13 @@ import numpy as _np
 from .ops import *  # noqa: F401,F403  (every op; not the modules of ops)
 from .ops import range  # noqa: F401
 from . import tape_jacobians  # noqa: F401  (adds jacobian and batch_jacobian to GradientTape)
-from .tape_entries import Operation  # noqa: F401
-from .registry import NotDifferentiable, RegisterGradient  # noqa: F401
+from .core.tape_entries import Operation  # noqa: F401
+from .core.registry import NotDifferentiable, RegisterGradient  # noqa: F401
+from .core import registry  # noqa: F401  (mt.registry: lookup, unregister, is_registered)
 from .tape import GradientTape, UnconnectedGradients  # noqa: F401
-from .tensor import (Tensor, Variable, bool_, constant,  # noqa: F401
+from .core.tensor import (Tensor, Variable, bool_, constant,  # noqa: F401
                      convert_to_tensor, float16, float32, float64, int32, int64, string)
-from .tensor import html_views as _html_views, text_views as _text_views
+from .core.tensor import html_views as _html_views, text_views as _text_views
 
 from .ops.operands import convert_to_tensor  # noqa: E402,F401,F811  (packs lists of tensors)
 

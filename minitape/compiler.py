@@ -56,7 +56,7 @@ import re
 import numpy as np
 
 from . import random
-from .context import state
+from .core.context import state
 from .graph import OPS
 from .ops.declaration import DECLARED
 from .ops.matmul_and_solve import matmul_columns, matmul_rows
@@ -66,7 +66,7 @@ from .program import (NAME, Names, Program, assign, assign_add, assign_sub, drop
 from .program_zero_times_inf import (check_finite, is_true, mask_is_idle, masks_in_place, moved,
                             same_value)
 from .program_jacobian_seeds import identity_stack, seed_of, seed_product
-from .tensor import Tensor, Variable
+from .core.tensor import Tensor, Variable
 
 __all__ = ["compile_graph", "Program", "LINES"]
 

@@ -11,7 +11,7 @@ one per value.
 """
 import threading
 
-from .context import state, value_read
+from .core.context import state, value_read
 from .graph import bind_dims, run_graph
 from .signatures import input_names, key_matches
 from .specs import TensorSpec

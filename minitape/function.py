@@ -31,7 +31,7 @@ from .signatures import (InputSlot, bind_arguments, check_signature,  # noqa: F4
 from .specs import TensorSpec
 from .concrete import MAX_TRACES, ByValue, ConcreteFunction  # noqa: F401 (MAX_TRACES: 04)
 from .signature_traces import NOT_YET, signature_trace, signature_trace_for
-from .tensor import Tensor
+from .core.tensor import Tensor
 from .tracing import Tracer
 
 __all__ = ["function", "Function", "ConcreteFunction"]

@@ -19,12 +19,13 @@ import weakref
 
 import numpy as np
 
-from . import ops, random, registry  # noqa: F401 (ops: the families declare every op)
-from .context import state
+from . import ops, random  # noqa: F401 (ops: the families declare every op)
+from .core import registry
+from .core.context import state
 from .ops.declaration import DECLARED
-from .tape_entries import record
+from .core.tape_entries import record
 from .specs import TensorSpec
-from .tensor import Tensor, Variable
+from .core.tensor import Tensor, Variable
 
 __all__ = ["Graph", "Node", "Ref", "run_graph", "NodeError", "bind_dims", "OPS", "OpDef",
            "register_gradient_graph", "GradientKey", "GRADIENT_GRAPHS"]

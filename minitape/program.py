@@ -18,7 +18,7 @@ import numpy as np
 from . import arguments
 from .graph import Ref, pack_outputs, show_constant
 from .program_zero_times_inf import MasksNeeded
-from .tensor import Tensor, Variable, assigning
+from .core.tensor import Tensor, Variable, assigning
 
 # --- what a program's assignment lines call ------------------------------------------
 

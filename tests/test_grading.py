@@ -169,7 +169,7 @@ def test_rewritten_answers_read_write_and_augment_attributes_as_python_does():
 @pytest.mark.parametrize("source, complaint", [
     ("m = np.core", "module numpy.core"),
     ("m = np.lib.npyio", "module numpy.lib"),
-    ("m = mt.registry", "module minitape.registry"),
+    ("m = mt.registry", "module minitape.core.registry"),
     ("m = mt.test.warnings", "module warnings"),
     ("m = mt.test.nest", "module minitape.nest"),
     ("m = np.ctypeslib", "module numpy.ctypeslib"),

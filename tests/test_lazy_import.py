@@ -167,7 +167,7 @@ def test_every_op_type_is_known_right_after_the_import():
     type, and registering a built-in type again is TensorFlow's KeyError."""
     out = fresh("""
 import json, minitape as mt
-from minitape import registry
+from minitape.core import registry
 from minitape.ops.declaration import DECLARED
 
 def tables():

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import minitape as mt
-from minitape import registry
+from minitape.core import registry
 from minitape.saved_model import LoadError
 
 pytestmark = pytest.mark.filterwarnings("ignore:save. Model.power")

@@ -30,7 +30,7 @@ from test_saved_model_hostile import (
 import minitape as mt
 from minitape import nest
 from minitape import saved_model as sm
-from minitape.tensor import Tensor
+from minitape.core.tensor import Tensor
 
 fn_module = sys.modules["minitape.function"]  # the module: mt.function is the decorator
 

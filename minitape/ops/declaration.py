@@ -18,7 +18,7 @@ Most ops are declared by a row of partial derivatives (`partials.py`), which
 fills in the rules and the traits an elementwise op has; ops whose rule is not
 a list of partials call `declare` with their own rules and traits.
 """
-from ..registry import NotDifferentiable, RegisterGradient, RegisterJVP
+from ..core.registry import NotDifferentiable, RegisterGradient, RegisterJVP
 
 DECLARED = {}  # op type -> its Declaration
 

@@ -13,8 +13,8 @@ import math
 import numpy as np
 
 from .. import arguments
-from ..registry import batch_ndim
-from ..tensor import Tensor, convert_to_tensor
+from ..core.registry import batch_ndim
+from ..core.tensor import Tensor, convert_to_tensor
 from .broadcasting import (broadcast_to, declared_shape, lift, reshape,  # noqa: F401
                            unbroadcast)
 from .complex import conj

@@ -15,7 +15,7 @@ from ..function import Function
 from ..graph import GRADIENT_GRAPHS, Ref
 from ..signatures import InputSlot
 from ..layers import Module
-from ..tensor import Variable
+from ..core.tensor import Variable
 from .format import (FORMAT, FORMAT_VERSION, INLINE_ELEMENTS, JSON_NAME,
                      NPZ_NAME, attr_codec, dtype_name, is_literal)
 from .checks import check_graph
