@@ -8,7 +8,7 @@ record the call and gradients of any order flow through it (`concrete.py`:
 a trace and how a call runs it). Variables are referenced, not copied: each
 call reads their current value. With `jit_compile=True` a call that no tape or
 accumulator is watching runs the graph's compiled NumPy program instead
-(`compiler.py`). An input_signature's traces are `signature_traces.py`'s.
+(`compiling/compiler.py`). An input_signature's traces are `signature_traces.py`'s.
 
 A trace that read an argument's value as a Python value (an index, a shape, a
 condition) serves that value only: such traces are kept one per value
@@ -248,7 +248,7 @@ def function(func=None, input_signature=None, autograph=True, jit_compile=None,
     later calls replay it. Python values in the arguments are part of what a
     trace is for. With `jit_compile=True` (or TensorFlow's older name
     `experimental_compile`) each trace is also compiled into one straight-line
-    NumPy function (`compiler.py`), which calls run when no tape is recording.
+    NumPy function (`compiling/compiler.py`), which calls run when no tape is recording.
     `autograph` and `reduce_retracing` are accepted for TensorFlow
     compatibility and ignored.
     """

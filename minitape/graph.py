@@ -7,7 +7,7 @@ public ops (`OPS`: how each op type replays, from its declaration,
 ops/declaration.py, or from the table below for the families not declared so
 yet), so tapes record a replay like any other computation and gradients of any
 order flow through it.
-`minitape.compiler` turns the same graph into straight-line NumPy code.
+`minitape.compiling.compiler` turns the same graph into straight-line NumPy code.
 
 A custom gradient traced into a graph is a node of type IdentityN whose
 gradient is itself a graph, registered in the gradient registry under a fresh

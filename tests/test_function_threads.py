@@ -106,7 +106,7 @@ def test_a_compiled_function_of_unknown_sizes_traces_and_compiles_once_per_shape
     # sizes once, whichever threads call it; here each shape also gets its one
     # program. A compilation that takes a while (as a first one does) let two
     # threads both compile, and both trace the signature's one trace.
-    compiler = pytest.importorskip("minitape.compiler")
+    compiler = pytest.importorskip("minitape.compiling.compiler")
     made, traced = [], []
     compile_graph = compiler.compile_graph
 

@@ -15,7 +15,7 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 # Loaded on first use, with everything only they import.
 LAZY = ["minitape.function", "minitape.concrete", "minitape.signature_traces",
         "minitape.tracing", "minitape.signatures", "minitape.graph",
-        "minitape.compiler", "minitape.program", "minitape.saved_model", "minitape.saved_model.reader",
+        "minitape.compiling.compiler", "minitape.compiling.program", "minitape.saved_model", "minitape.saved_model.reader",
         "minitape.saved_model.writer", "minitape.display", "minitape.autodiff",
         "minitape.layers", "minitape.test", "minitape.math", "minitape.linalg", "minitape.nn",
         "minitape.random", "minitape.custom", "minitape.recipes", "minitape.specs"]
@@ -63,14 +63,14 @@ steps = []
 @mt.function
 def f(x):
     return x * x
-steps.append([float(f(mt.constant(3.0))), {loaded(["minitape.compiler"])}])
+steps.append([float(f(mt.constant(3.0))), {loaded(["minitape.compiling.compiler"])}])
 g = mt.function(jit_compile=True)(lambda x: mt.sin(x))
-steps.append([round(float(g(mt.constant(0.5))), 6), {loaded(["minitape.compiler"])}])
+steps.append([round(float(g(mt.constant(0.5))), 6), {loaded(["minitape.compiling.compiler"])}])
 from minitape import function
 steps.append([function is mt.function, callable(mt.function), "function" in dir(mt)])
 print(json.dumps(steps))
 """)
-    assert out == [[9.0, []], [0.479426, ["minitape.compiler"]], [True, True, True]]
+    assert out == [[9.0, []], [0.479426, ["minitape.compiling.compiler"]], [True, True, True]]
 
 
 @pytest.mark.parametrize("first", [
@@ -183,7 +183,7 @@ for declare in (mt.NotDifferentiable, lambda t: mt.RegisterGradient(t)(lambda op
             declare(op_type)
         except KeyError:
             refused.append(op_type)
-import minitape.function, minitape.compiler, minitape.saved_model, minitape.display
+import minitape.function, minitape.compiling.compiler, minitape.saved_model, minitape.display
 import minitape.layers, minitape.autodiff, minitape.test, minitape.math, minitape.linalg
 import minitape.nn, minitape.custom, minitape.recipes, minitape.stepping, minitape.viz
 from minitape.graph import OPS
