@@ -18,8 +18,6 @@ and tapes. So importing minitape costs little more than importing NumPy
 read, so a module most scripts never use waits).
 """
 import importlib as _importlib
-import sys as _sys
-import types as _types
 
 import numpy as _np
 
@@ -46,7 +44,7 @@ __version__ = "0.1.0"
 # --- loaded on first use ------------------------------------------------------------
 
 # name -> (submodule, attribute of it, or None for the submodule itself)
-_LAZY = {"function": ("function", "function"), "saved_model": ("saved_model", None),
+_LAZY = {"function": ("functions.function", "function"), "saved_model": ("saved_model", None),
          "display": ("display", None), "autodiff": ("autodiff", None),
          "layers": ("layers", None), "Module": ("layers", "Module"), "test": ("test", None),
          "math": ("math", None), "linalg": ("linalg", None), "nn": ("nn", None),
@@ -79,21 +77,6 @@ def __getattr__(name):
 
 def __dir__():
     return sorted(set(globals()) | set(_LAZY))  # tab completion offers the lazy names too
-
-
-class _Package(_types.ModuleType):
-    """The package's module type. Importing a submodule makes Python set the
-    package attribute of that name to it; for `function.py` that would hide the
-    decorator `mt.function`, so the decorator is kept instead. (Any import of
-    `minitape.function`, from `mt.saved_model`, a widget or a user, is safe.)"""
-
-    def __setattr__(self, name, value):
-        if name == "function" and isinstance(value, _types.ModuleType):
-            value = value.function
-        super().__setattr__(name, value)
-
-
-_sys.modules[__name__].__class__ = _Package
 
 
 def _display_on_first_use(table, cls):

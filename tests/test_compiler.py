@@ -24,7 +24,7 @@ def compiled(fn):
 
 
 def traceable(fn, xs):
-    """Ops made with mt.primitive cannot be traced (see function.py)."""
+    """Ops made with mt.primitive cannot be traced (see functions/function.py)."""
     try:
         mt.function(fn)(*xs)
     except NotImplementedError:

@@ -8,7 +8,7 @@ from minitape.core.context import state
 from minitape.ops import elementwise
 from minitape.core.tensor import Tensor, Variable
 
-fn_module = __import__("minitape.function", fromlist=["Function"])
+fn_module = __import__("minitape.functions.function", fromlist=["Function"])
 
 
 def ops_of(f, i=0):

@@ -13,8 +13,8 @@ import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 # Loaded on first use, with everything only they import.
-LAZY = ["minitape.function", "minitape.concrete", "minitape.signature_traces",
-        "minitape.tracing", "minitape.signatures", "minitape.graph",
+LAZY = ["minitape.functions.function", "minitape.functions.concrete", "minitape.functions.signature_traces",
+        "minitape.functions.tracing", "minitape.functions.signatures", "minitape.graph",
         "minitape.compiling.compiler", "minitape.compiling.program", "minitape.saved_model", "minitape.saved_model.reader",
         "minitape.saved_model.writer", "minitape.display", "minitape.autodiff",
         "minitape.layers", "minitape.test", "minitape.math", "minitape.linalg", "minitape.nn",
@@ -75,12 +75,13 @@ print(json.dumps(steps))
 
 @pytest.mark.parametrize("first", [
     "import minitape.saved_model",               # what mt.saved_model does
-    "from minitape.function import MAX_TRACES",  # notebook 04 reads the module
+    "from minitape.functions.function import MAX_TRACES",  # notebook 04 reads the module
     "import minitape.widgets.program",           # a widget built on mt.function
 ])
 def test_importing_the_function_module_first_keeps_mt_function_the_decorator(first):
-    """Python sets a package's attribute to each submodule it imports, and the
-    module minitape.function has the decorator's name."""
+    """Python sets a package's attribute to each submodule it imports: the module
+    of the decorator's name is minitape.functions.function, so mt.function stays
+    the decorator whatever was imported first."""
     out = fresh(f"""
 import json
 {first}
@@ -183,7 +184,7 @@ for declare in (mt.NotDifferentiable, lambda t: mt.RegisterGradient(t)(lambda op
             declare(op_type)
         except KeyError:
             refused.append(op_type)
-import minitape.function, minitape.compiling.compiler, minitape.saved_model, minitape.display
+import minitape.functions.function, minitape.compiling.compiler, minitape.saved_model, minitape.display
 import minitape.layers, minitape.autodiff, minitape.test, minitape.math, minitape.linalg
 import minitape.nn, minitape.custom, minitape.recipes, minitape.stepping, minitape.viz
 from minitape.graph import OPS

@@ -464,7 +464,7 @@ def saved_gradient_keys(loaded):
 
 def live_graphs():
     gc.collect()
-    return sum(type(o).__name__ == "Graph" and type(o).__module__ == "minitape.function"
+    return sum(type(o).__name__ == "Graph" and type(o).__module__ == "minitape.graph"
                for o in gc.get_objects())
 
 

@@ -32,7 +32,7 @@ from minitape import nest
 from minitape import saved_model as sm
 from minitape.core.tensor import Tensor
 
-fn_module = sys.modules["minitape.function"]  # the module: mt.function is the decorator
+fn_module = sys.modules["minitape.functions.function"]  # the module: mt.function is the decorator
 
 SEED = int(os.environ.get("MINITAPE_FUZZ_SEED", "20261122"))
 CASES = int(os.environ.get("MINITAPE_FUZZ_CASES", "2000"))

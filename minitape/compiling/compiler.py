@@ -1,6 +1,6 @@
 """Compile a traced graph into one straight-line Python function on NumPy arrays.
 
-`mt.function(jit_compile=True)` traces as usual (`function.py`), then hands the
+`mt.function(jit_compile=True)` traces as usual (`functions/function.py`), then hands the
 graph to `compile_graph`, which writes the source of one Python function with
 one line per node, calls `compile` on it once, and keeps the result with the
 trace. A gradient taken inside the function was traced into the same graph

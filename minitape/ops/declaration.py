@@ -10,7 +10,7 @@ looks up instead of keeping lists of op names:
     the file format (format.py) `attr_kinds`: attributes with a format of their own
     the compiler (compiling/)   `line`, `word`, `line_attrs`, `helpers`, `forward`,
                                 `simplify`
-    signatures.py               `rank_free`, `reduces`: a trace for an input of any rank
+    functions/signatures.py     `rank_free`, `reduces`: a trace for an input of any rank
                                 holds it
     tape_jacobians.py           `smooth`: forward mode may take the place of reverse
 

@@ -9,9 +9,9 @@ import stat
 
 import numpy as np
 
-from ..function import ConcreteFunction
+from ..functions.function import ConcreteFunction
 from ..graph import register_gradient_graph
-from ..signatures import bind_arguments, fill_arguments, split_arguments, symbolic_key
+from ..functions.signatures import bind_arguments, fill_arguments, split_arguments, symbolic_key
 from ..core.context import state
 from ..core.tensor import Tensor, Variable
 from .checks import check_graph

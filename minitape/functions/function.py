@@ -22,16 +22,16 @@ import warnings
 import weakref
 
 
-from . import nest
-from .graph import (GRADIENT_GRAPHS, OPS, Graph, Node, NodeError, Ref,  # noqa: F401
+from .. import nest
+from ..graph import (GRADIENT_GRAPHS, OPS, Graph, Node, NodeError, Ref,  # noqa: F401
                     bind_dims, register_gradient_graph, run_graph)
 from .signatures import (InputSlot, bind_arguments, check_signature,  # noqa: F401
                          fill_arguments, generalize, input_names, key_matches,
                          sentinel_sizes, split_arguments, symbolic_key)
-from .specs import TensorSpec
+from ..specs import TensorSpec
 from .concrete import MAX_TRACES, ByValue, ConcreteFunction  # noqa: F401 (MAX_TRACES: 04)
 from .signature_traces import NOT_YET, signature_trace, signature_trace_for
-from .core.tensor import Tensor
+from ..core.tensor import Tensor
 from .tracing import Tracer
 
 __all__ = ["function", "Function", "ConcreteFunction"]
