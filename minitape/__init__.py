@@ -12,8 +12,8 @@ for `jit_compile=True`, the compiler), `mt.saved_model`, `mt.autodiff`
 the namespaces `mt.math`,
 `mt.linalg`, `mt.nn` and `mt.random`, `mt.custom_gradient` and its kin,
 `mt.TensorSpec`, the control flow (`mt.cond`, `mt.while_loop`, `mt.map_fn`,
-`mt.scan`, `mt.vectorized_map`), and `display.py`, the HTML tables Jupyter shows for tensors
-and tapes. So importing minitape costs little more than importing NumPy
+`mt.scan`, `mt.vectorized_map`), and `inspection/display.py`, the HTML tables
+Jupyter shows for tensors and tapes. So importing minitape costs little more than importing NumPy
 (issue 18; each module costs about 0.1% of `import numpy` just to be found and
 read, so a module most scripts never use waits).
 """
@@ -45,7 +45,7 @@ __version__ = "0.1.0"
 
 # name -> (submodule, attribute of it, or None for the submodule itself)
 _LAZY = {"function": ("functions.function", "function"), "saved_model": ("saved_model", None),
-         "display": ("display", None), "autodiff": ("autodiff", None),
+         "display": ("inspection.display", None), "autodiff": ("autodiff", None),
          "layers": ("layers", None), "Module": ("layers", "Module"), "test": ("test", None),
          "math": ("math", None), "linalg": ("linalg", None), "nn": ("nn", None),
          "random": ("random", None), "TensorSpec": ("specs", "TensorSpec"),
@@ -80,12 +80,12 @@ def __dir__():
 
 
 def _display_on_first_use(table, cls):
-    """A stand-in for display.py's view of `cls` in `table` (tensor.py's
+    """A stand-in for inspection/display.py's view of `cls` in `table` (tensor.py's
     `html_views` or `text_views`): the first time Jupyter shows a tensor or a
-    tape, it imports display.py, whose import puts its own views in the tables,
+    tape, it imports inspection/display.py, whose import puts its own views in the tables,
     and shows `obj` with them."""
     def view(obj):
-        _importlib.import_module(f"{__name__}.display")
+        _importlib.import_module(f"{__name__}.inspection.display")
         return table[cls](obj)
     return view
 

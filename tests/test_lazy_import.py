@@ -16,7 +16,7 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 LAZY = ["minitape.functions.function", "minitape.functions.concrete", "minitape.functions.signature_traces",
         "minitape.functions.tracing", "minitape.functions.signatures", "minitape.graph",
         "minitape.compiling.compiler", "minitape.compiling.program", "minitape.saved_model", "minitape.saved_model.reader",
-        "minitape.saved_model.writer", "minitape.display", "minitape.autodiff",
+        "minitape.saved_model.writer", "minitape.inspection.display", "minitape.autodiff",
         "minitape.layers", "minitape.test", "minitape.math", "minitape.linalg", "minitape.nn",
         "minitape.random", "minitape.custom", "minitape.recipes", "minitape.specs"]
 # Never loaded by `import minitape`: the notebooks' front-end packages, and what
@@ -114,13 +114,13 @@ def test_jupyter_views_load_display_on_first_use():
     tape) import display.py the first time they are asked for."""
     out = fresh(f"""
 import json, sys, minitape as mt
-before = {loaded(["minitape.display"])}
+before = {loaded(["minitape.inspection.display"])}
 x = mt.constant(3.0)
 with mt.GradientTape() as tape:
     tape.watch(x)
     y = x * x
 html = x._repr_html_()
-from minitape.display import tape_html, tape_text, tensor_html
+from minitape.inspection.display import tape_html, tape_text, tensor_html
 
 class Printer:
     def text(self, s):
@@ -184,9 +184,9 @@ for declare in (mt.NotDifferentiable, lambda t: mt.RegisterGradient(t)(lambda op
             declare(op_type)
         except KeyError:
             refused.append(op_type)
-import minitape.functions.function, minitape.compiling.compiler, minitape.saved_model, minitape.display
+import minitape.functions.function, minitape.compiling.compiler, minitape.saved_model, minitape.inspection.display
 import minitape.layers, minitape.autodiff, minitape.test, minitape.math, minitape.linalg
-import minitape.nn, minitape.custom, minitape.recipes, minitape.stepping, minitape.viz
+import minitape.nn, minitape.custom, minitape.recipes, minitape.inspection.stepping, minitape.inspection.viz
 from minitape.graph import OPS
 print(json.dumps([first == tables(), [t in first[0] for t in ("Qr", "ArgSort", "Erf")],
                   refused, sorted(set(DECLARED) - set(OPS)), len(first[0])]))

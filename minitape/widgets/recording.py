@@ -23,7 +23,7 @@ import html
 
 import minitape as mt
 from minitape.core import registry
-from minitape.display import tape_html, tapes_html
+from minitape.inspection.display import tape_html, tapes_html
 from minitape.widgets.compat import interactive
 
 __all__ = [
