@@ -42,14 +42,14 @@ import contextlib
 
 import numpy as np
 
-from .context import state
-from .graph import OPS, Graph, Node, Ref, register_gradient_graph
-from .ops.shapes import IDENTITY
-from .random import OP_TYPES as RANDOM_OPS
-from .recorder import Recorder
-from .tape_entries import Operation
-from .specs import TensorSpec
-from .tensor import Tensor, TensorLike, Variable, convert_to_tensor
+from ..core.context import state
+from ..graph import OPS, Graph, Node, Ref, register_gradient_graph
+from ..ops.shapes import IDENTITY
+from ..random import OP_TYPES as RANDOM_OPS
+from ..core.recorder import Recorder
+from ..core.tape_entries import Operation
+from ..specs import TensorSpec
+from ..core.tensor import Tensor, TensorLike, Variable, convert_to_tensor
 
 __all__ = ["Tracer", "map_structure", "frozen", "show"]
 

@@ -18,10 +18,10 @@ browser; `viz.draw_tape` labels edges with its gradients and
 """
 import html
 
-from . import nest
+from .. import nest
 from .display import (BOX_STYLE, CELL_STYLE, HEAD_STYLE, WATCHED_BG, input_name, op_names,
                       shape_text, tensor_names, value_text)
-from .tensor import Variable
+from ..core.tensor import Variable
 
 SMALL = 12  # gradients with at most this many elements show their values
 
