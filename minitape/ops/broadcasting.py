@@ -204,15 +204,15 @@ def unbroadcast(grad, shape, batch_ndim):
     target = gshape[:batch_ndim] + shape
     if gshape == target:
         return grad
-    return reshape(reduce_sum(grad, broadcast_axes(gshape, target, batch_ndim)), target)
+    return reshape(reduce_sum(grad, broadcast_axes(gshape, shape, batch_ndim)), target)
 
 
-def broadcast_axes(gshape, target, batch_ndim):
+def broadcast_axes(gshape, shape, batch_ndim):
     """The axes of a gradient of shape `gshape` that broadcasting added or
-    stretched, to sum it down to `target` (its batch dims, then the input's shape)."""
-    extra = len(gshape) - len(target)
+    stretched, to sum it down to its batch dims and then `shape`."""
+    extra = len(gshape) - batch_ndim - len(shape)
     axes = list(range(batch_ndim, batch_ndim + extra))
-    return axes + [batch_ndim + extra + i for i, n in enumerate(target[batch_ndim:])
+    return axes + [batch_ndim + extra + i for i, n in enumerate(shape)
                    if n == 1 and gshape[batch_ndim + extra + i] != 1]
 
 
@@ -222,7 +222,7 @@ def unbroadcast_value(grad, shape, batch_ndim):
     target = gshape[:batch_ndim] + shape
     if gshape == target:
         return grad
-    return np.sum(grad, tuple(broadcast_axes(gshape, target, batch_ndim))).reshape(target)
+    return np.sum(grad, tuple(broadcast_axes(gshape, shape, batch_ndim))).reshape(target)
 
 
 def lift(tangent, x, ndim):

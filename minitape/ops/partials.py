@@ -239,7 +239,8 @@ def _plain_times(g, partial, at, masked):
         term = g * p._value
     elif type(p) is over:
         d = p.d
-        term = g / (d._value if type(d) is Tensor else g.dtype.type(d))
+        with np.errstate(all="ignore"):  # (quiet, as mt.divide)
+            term = g / (d._value if type(d) is Tensor else g.dtype.type(d))
     elif p == 1:
         return g
     elif p == -1:
@@ -252,7 +253,10 @@ def _plain_times(g, partial, at, masked):
 def _via_tensors(gradient, op, g):
     """The tensor rule's results as values (complex inputs: conjugation is
     done on tensors)."""
-    return tuple(None if r is None else r._value for r in gradient(op, _wrapped(g)))
+    results = gradient(op, _wrapped(g))
+    if type(results) is Tensor:  # (a unary rule returns its one gradient)
+        return (results._value,)
+    return tuple(None if r is None else r._value for r in results)
 
 
 def unary_rules(derivative, masked=None, conjugate=True):
@@ -274,13 +278,13 @@ def unary_rules(derivative, masked=None, conjugate=True):
     def jvp(op, t):
         return _tangent_times(t, derivative, op.inputs + op.outputs, forward)
 
-    def plain(op, g, wanted):
+    def on_values(op, g, wanted):
         x, z = op.inputs[0], op.outputs[0]
         v = z._value
         if conjugate and type(v) not in REAL_SCALARS and v.dtype.kind == "c":
             return _via_tensors(gradient, op, g)
         return (_plain_times(g, derivative, (x, z), reverse),)
-    gradient.plain = plain
+    gradient.plain = on_values
     return gradient, jvp
 
 
@@ -320,7 +324,7 @@ def binary_rules(partials, masked=None, conjugate=True):
             return None
         return full_tangent(total, tangent_batch(op, (tx, ty)) + z._value.shape)
 
-    def plain(op, g, wanted):
+    def on_values(op, g, wanted):
         x, y = op.inputs
         z = op.outputs[0]
         v = z._value
@@ -334,7 +338,7 @@ def binary_rules(partials, masked=None, conjugate=True):
         if gy is not None and gy.shape != y._value.shape:
             gy = unbroadcast_value(gy, y._value.shape, g.ndim - v.ndim)
         return gx, gy
-    gradient.plain = plain
+    gradient.plain = on_values
     return gradient, jvp
 
 
