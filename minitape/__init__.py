@@ -12,26 +12,25 @@ for `jit_compile=True`, the compiler), `mt.saved_model`, `mt.autodiff`
 the namespaces `mt.math`,
 `mt.linalg`, `mt.nn` and `mt.random`, `mt.custom_gradient` and its kin,
 `mt.TensorSpec`, the control flow (`mt.cond`, `mt.while_loop`, `mt.map_fn`,
-`mt.scan`, `mt.vectorized_map`), and `display.py`, the HTML tables Jupyter shows for tensors
-and tapes. So importing minitape costs little more than importing NumPy
+`mt.scan`, `mt.vectorized_map`), and `inspection/display.py`, the HTML tables
+Jupyter shows for tensors and tapes. So importing minitape costs little more than importing NumPy
 (issue 18; each module costs about 0.1% of `import numpy` just to be found and
 read, so a module most scripts never use waits).
 """
 import importlib as _importlib
-import sys as _sys
-import types as _types
 
 import numpy as _np
 
 from .ops import *  # noqa: F401,F403  (every op; not the modules of ops)
 from .ops import range  # noqa: F401
 from . import tape_jacobians  # noqa: F401  (adds jacobian and batch_jacobian to GradientTape)
-from .tape_entries import Operation  # noqa: F401
-from .registry import NotDifferentiable, RegisterGradient  # noqa: F401
+from .core.tape_entries import Operation  # noqa: F401
+from .core.registry import NotDifferentiable, RegisterGradient  # noqa: F401
+from .core import registry  # noqa: F401  (mt.registry: lookup, unregister, is_registered)
 from .tape import GradientTape, UnconnectedGradients  # noqa: F401
-from .tensor import (Tensor, Variable, bool_, constant,  # noqa: F401
+from .core.tensor import (Tensor, Variable, bool_, constant,  # noqa: F401
                      convert_to_tensor, float16, float32, float64, int32, int64, string)
-from .tensor import html_views as _html_views, text_views as _text_views
+from .core.tensor import html_views as _html_views, text_views as _text_views
 
 from .ops.operands import convert_to_tensor  # noqa: E402,F401,F811  (packs lists of tensors)
 
@@ -45,8 +44,8 @@ __version__ = "0.1.0"
 # --- loaded on first use ------------------------------------------------------------
 
 # name -> (submodule, attribute of it, or None for the submodule itself)
-_LAZY = {"function": ("function", "function"), "saved_model": ("saved_model", None),
-         "display": ("display", None), "autodiff": ("autodiff", None),
+_LAZY = {"function": ("functions.function", "function"), "saved_model": ("saved_model", None),
+         "display": ("inspection.display", None), "autodiff": ("autodiff", None),
          "layers": ("layers", None), "Module": ("layers", "Module"), "test": ("test", None),
          "math": ("math", None), "linalg": ("linalg", None), "nn": ("nn", None),
          "random": ("random", None), "TensorSpec": ("specs", "TensorSpec"),
@@ -80,28 +79,13 @@ def __dir__():
     return sorted(set(globals()) | set(_LAZY))  # tab completion offers the lazy names too
 
 
-class _Package(_types.ModuleType):
-    """The package's module type. Importing a submodule makes Python set the
-    package attribute of that name to it; for `function.py` that would hide the
-    decorator `mt.function`, so the decorator is kept instead. (Any import of
-    `minitape.function`, from `mt.saved_model`, a widget or a user, is safe.)"""
-
-    def __setattr__(self, name, value):
-        if name == "function" and isinstance(value, _types.ModuleType):
-            value = value.function
-        super().__setattr__(name, value)
-
-
-_sys.modules[__name__].__class__ = _Package
-
-
 def _display_on_first_use(table, cls):
-    """A stand-in for display.py's view of `cls` in `table` (tensor.py's
+    """A stand-in for inspection/display.py's view of `cls` in `table` (tensor.py's
     `html_views` or `text_views`): the first time Jupyter shows a tensor or a
-    tape, it imports display.py, whose import puts its own views in the tables,
+    tape, it imports inspection/display.py, whose import puts its own views in the tables,
     and shows `obj` with them."""
     def view(obj):
-        _importlib.import_module(f"{__name__}.display")
+        _importlib.import_module(f"{__name__}.inspection.display")
         return table[cls](obj)
     return view
 

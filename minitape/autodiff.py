@@ -26,13 +26,13 @@ JVP of a gradient (forward-over-reverse: a Hessian-vector product).
 """
 
 from . import nest, ops
-from .context import state
+from .core.context import state
 from .tape_jacobians import GradientTape, jacobian_direction  # noqa: F401  (mt.autodiff.*)
-from .registry import RegisterJVP  # noqa: F401  (`mt.autodiff.RegisterJVP`)
+from .core.registry import RegisterJVP  # noqa: F401  (`mt.autodiff.RegisterJVP`)
 from .tangents import push_tangents
-from .recorder import Recorder
+from .core.recorder import Recorder
 from .tape import UnconnectedGradients, check_unconnected
-from .tensor import Tensor, TensorLike, convert_to_tensor, is_floating
+from .core.tensor import Tensor, TensorLike, convert_to_tensor, is_floating
 
 
 class ForwardAccumulator(Recorder):

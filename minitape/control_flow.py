@@ -26,10 +26,10 @@ import contextlib
 import numpy as np
 
 from . import nest, ops
-from .context import state
+from .core.context import state
 from .specs import TensorSpec
 from .tape import marks, rollback
-from .tensor import Tensor, TensorLike, Variable, as_dtype
+from .core.tensor import Tensor, TensorLike, Variable, as_dtype
 
 __all__ = ["cond", "while_loop", "map_fn", "scan", "vectorized_map"]
 

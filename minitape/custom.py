@@ -17,11 +17,11 @@ import inspect
 import numpy as np
 
 from . import nest
-from .context import state
+from .core.context import state
 from .ops.control import stop_gradient  # noqa: F401  (mt.stop_gradient, an op)
-from .tape_entries import record
-from .registry import NotDifferentiable
-from .tensor import Tensor, convert_to_tensor, holds_tensors, snapshot
+from .core.tape_entries import record
+from .core.registry import NotDifferentiable
+from .core.tensor import Tensor, convert_to_tensor, holds_tensors, snapshot
 
 
 def custom_gradient(f=None):

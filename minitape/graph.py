@@ -7,7 +7,7 @@ public ops (`OPS`: how each op type replays, from its declaration,
 ops/declaration.py, or from the table below for the families not declared so
 yet), so tapes record a replay like any other computation and gradients of any
 order flow through it.
-`minitape.compiler` turns the same graph into straight-line NumPy code.
+`minitape.compiling.compiler` turns the same graph into straight-line NumPy code.
 
 A custom gradient traced into a graph is a node of type IdentityN whose
 gradient is itself a graph, registered in the gradient registry under a fresh
@@ -19,12 +19,13 @@ import weakref
 
 import numpy as np
 
-from . import ops, random, registry  # noqa: F401 (ops: the families declare every op)
-from .context import state
+from . import ops, random  # noqa: F401 (ops: the families declare every op)
+from .core import registry
+from .core.context import state
 from .ops.declaration import DECLARED
-from .tape_entries import record
+from .core.tape_entries import record
 from .specs import TensorSpec
-from .tensor import Tensor, Variable
+from .core.tensor import Tensor, Variable
 
 __all__ = ["Graph", "Node", "Ref", "run_graph", "NodeError", "bind_dims", "OPS", "OpDef",
            "register_gradient_graph", "GradientKey", "GRADIENT_GRAPHS"]

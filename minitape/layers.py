@@ -17,7 +17,7 @@ from .ops.matmul_and_solve import matmul
 from .ops.activations import elu, relu, sigmoid, softmax, softplus
 from .ops.reductions import reduce_mean
 from .ops.operands import convert_to_tensor
-from .tensor import Variable
+from .core.tensor import Variable
 
 
 class Module:

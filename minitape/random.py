@@ -23,9 +23,9 @@ import weakref
 import numpy as np
 
 from . import arguments, ops
-from .context import state
-from .tape_entries import record
-from .tensor import Tensor, TensorLike, float32
+from .core.context import state
+from .core.tape_entries import record
+from .core.tensor import Tensor, TensorLike, float32
 
 __all__ = ["normal", "uniform", "set_seed", "Stream", "OP_TYPES"]
 

@@ -9,10 +9,10 @@
 import functools
 
 from . import nest, ops
-from .context import state, variable_accessed
+from .core.context import state, variable_accessed
 from .custom import custom_gradient
 from .tape import GradientTape, UnconnectedGradients
-from .tensor import is_floating
+from .core.tensor import is_floating
 
 
 def recompute_grad(f):

@@ -9,8 +9,9 @@ imports no op) and forward mode (`tangents.py`) both use this.
 """
 import math
 
-from . import ops, registry
-from .tensor import Tensor, is_floating
+from . import ops
+from .core import registry
+from .core.tensor import Tensor, is_floating
 
 _KINDS = {"gradient": ("gradient function", "gradient", "input"),
           "jvp": ("JVP rule", "tangent", "output")}

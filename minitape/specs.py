@@ -6,7 +6,7 @@ specs to say which tensors a trace serves (`None` for any size, or any shape).
 import numpy as np
 
 from . import arguments
-from .tensor import as_dtype, float32
+from .core.tensor import as_dtype, float32
 
 
 class TensorSpec:

@@ -11,13 +11,14 @@ The rules sit under each op's gradient rule in `ops/`, registered with
 primitive) goes through `jvp_from_gradient`, which needs a GradientTape: that
 is why this module sits above `tape.py`.
 """
-from . import ops, registry
-from .backward import run_rule
+from . import ops
+from .core import registry
+from .core.backward import run_rule
 from .ops.operands import tangent_batch
-from .registry import note_rule_error
+from .core.registry import note_rule_error
 from .rules import call_user_rule, checked_result
 from .tape import GradientTape
-from .tensor import is_floating
+from .core.tensor import is_floating
 
 
 def push_tangents(op, tangents):

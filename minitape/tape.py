@@ -16,10 +16,10 @@ import warnings
 import numpy as np
 
 from . import nest, ops, rules  # noqa: F401 (rules: the checked call of user rules)
-from .backward import BackwardPass
-from .context import state
-from .recorder import Recorder
-from .tensor import Tensor, TensorLike, Variable, html_views, is_floating, snapshot, text_views
+from .core.backward import BackwardPass
+from .core.context import state
+from .core.recorder import Recorder
+from .core.tensor import Tensor, TensorLike, Variable, html_views, is_floating, snapshot, text_views
 
 
 class UnconnectedGradients:

@@ -18,13 +18,14 @@ import math
 
 import numpy as np
 
-from . import arguments, nest, ops, registry
+from . import arguments, nest, ops
+from .core import registry
 from .tangents import push_tangents
-from .backward import ops_between
+from .core.backward import ops_between
 from .tape import (GradientTape, UnconnectedGradients, as_sources, as_targets,
                    check_unconnected, result_or_zeros)
 from .ops.declaration import DECLARED
-from .tensor import Tensor, TensorLike
+from .core.tensor import Tensor, TensorLike
 
 
 def jacobian(self, target, sources, unconnected_gradients=UnconnectedGradients.NONE,

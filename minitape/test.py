@@ -14,7 +14,7 @@ import numpy as np
 from . import nest, ops
 from .tape_jacobians import GradientTape
 from .tape import UnconnectedGradients
-from .tensor import constant, convert_to_tensor, float64
+from .core.tensor import constant, convert_to_tensor, float64
 
 _ZERO = UnconnectedGradients.ZERO
 

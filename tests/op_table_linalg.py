@@ -14,7 +14,7 @@ gradient as TensorFlow does).
 import numpy as np
 
 import minitape as mt
-from minitape import registry
+from minitape.core import registry
 from op_table import M, R, case
 
 la = mt.linalg

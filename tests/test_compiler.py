@@ -3,6 +3,7 @@ execution for every op (values, first and second derivatives, vectorised
 Jacobians), stays differentiable under an outer tape, and cannot be made to
 run code by the attributes of a graph."""
 import ast
+import importlib
 import re
 
 import numpy as np
@@ -11,9 +12,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import minitape as mt
-from minitape.compiler import _one_number, compile_graph, identifier
+from minitape.compiling.compiler import HELPERS, _helper_home, _one_number, compile_graph, identifier
 from minitape.graph import Graph, Node, Ref
-from minitape.program_jacobian_seeds import identity_stack, seed_product
+from minitape.compiling.jacobian_seeds import identity_stack, seed_product
 from minitape.specs import TensorSpec
 from test_ops_gradients import ALL_CASES  # the gradient tests' op table, one row per op call
 
@@ -23,7 +24,7 @@ def compiled(fn):
 
 
 def traceable(fn, xs):
-    """Ops made with mt.primitive cannot be traced (see function.py)."""
+    """Ops made with mt.primitive cannot be traced (see functions/function.py)."""
     try:
         mt.function(fn)(*xs)
     except NotImplementedError:
@@ -51,6 +52,66 @@ def unexplained_names(source):
     comments = [line.strip()[2:] for line in source.splitlines() if line.strip().startswith("#")]
     listed = {m for text in comments for m in re.findall(r"(?:^|, )(\w+)(?: =|:)", text)}
     return read - made - listed
+
+
+def header_homes(source):
+    """name -> the path a program's header comments give it (`np = numpy`,
+    `moved = minitape.compiling.zero_times_inf.moved`, `c3 = minitape.ops... (the
+    op's NumPy function)`)."""
+    comments = [line.strip()[2:] for line in source.splitlines() if line.strip().startswith("#")]
+    return {name: home for text in comments
+            for name, home in re.findall(r"(\w+) = (numpy|minitape(?:\.\w+)+)", text)}
+
+
+def imported(home):
+    """What a dotted path names, imported as a reader would: its module, then the name."""
+    module, _, name = home.rpartition(".")
+    return importlib.import_module(home) if not module else getattr(
+        importlib.import_module(module), name)
+
+
+def test_every_name_a_program_header_binds_can_be_imported():
+    """The header names where each helper lives, and that path imports the very
+    function the program calls (it once named minitape.compiler.zero_where_unmoved,
+    which no module defines)."""
+    for name, fn in HELPERS.items():
+        if name != "np":
+            assert imported(_helper_home(name)) is fn, name
+
+    def masked_hessian(x):  # notebook 11's: moved and zero_where_unmoved
+        with mt.GradientTape() as outer:
+            outer.watch(x)
+            with mt.GradientTape() as tape:
+                tape.watch(x)
+                y = mt.reduce_sum(mt.sin(x) * mt.tanh(x) ** 2)
+            g = tape.gradient(y, x)
+        return outer.jacobian(g, x)
+
+    kernel = mt.Variable(np.linspace(-1, 1, 6).reshape(2, 3).astype(np.float32))
+
+    def dense_jacobian(x):  # check_finite and seed_product
+        with mt.GradientTape() as tape:
+            y = mt.nn.relu(x @ kernel)
+        return tape.jacobian(y, kernel)
+
+    def step(x):  # an assignment's helper, and an op's own NumPy function
+        with mt.GradientTape() as tape:
+            loss = mt.reduce_sum(mt.nn.softmax(x @ kernel))
+        kernel.assign_sub(0.1 * tape.gradient(loss, kernel))
+        return loss
+
+    x = mt.constant(np.array([[0.5, -1.0], [2.0, 0.25]], np.float32))
+    homes = {}
+    for fn, args in ((masked_hessian, [mt.constant([0.5, -1.0, 2.0])]),
+                     (dense_jacobian, [x]), (step, [x])):
+        source = compiled(fn).experimental_get_compiler_ir(*args)()
+        homes.update(header_homes(source))
+    assert {"np", "moved", "zero_where_unmoved", "check_finite", "seed_product",
+            "assign_sub"} <= set(homes), homes
+    for name, home in homes.items():
+        value = imported(home)
+        assert value is (HELPERS[name] if name in HELPERS else value), (name, home)
+        assert callable(value) or name == "np", (name, home)
 
 
 def body_lines(source):
@@ -489,7 +550,7 @@ def _jacobian_of(kind):
     ("hessian", "seed_product(x, n)"),
 ])
 def test_a_jacobians_one_hot_seed_times_a_checked_input_is_written_into_zeros(kind, line):
-    """program_jacobian_seeds.py: the first matmul that meets a Jacobian's identity seed
+    """compiling/jacobian_seeds.py: the first matmul that meets a Jacobian's identity seed
     is a seed_product line (no matmul), with the matmul's numbers; an inf in x
     makes the check fail, and the program with the masks (which has no such
     line) gives eager's numbers: inf where the seed's 1 meets it, 0 where a

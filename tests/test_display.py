@@ -4,7 +4,7 @@ import subprocess
 import sys
 
 import minitape as mt
-from minitape.display import (TapesView, tape_html, tape_text, tapes_html, tapes_text,
+from minitape.inspection.display import (TapesView, tape_html, tape_text, tapes_html, tapes_text,
                               tensor_html)
 
 
@@ -184,7 +184,8 @@ def test_which_tape_saw_which_op():
 
 
 def test_importing_minitape_stays_numpy_only():
-    code = ("import sys, minitape, minitape.display, minitape.viz, minitape.widgets.stepper; "
+    code = ("import sys, minitape, minitape.inspection.display, minitape.inspection.viz, "
+            "minitape.widgets.stepper; "
             "print(any(m.split('.')[0] in ('matplotlib', 'ipywidgets') for m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"

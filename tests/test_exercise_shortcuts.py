@@ -359,7 +359,7 @@ def predict_recordings(program, watched):
     return run_on_a_tape(program, watched)  # the visible checks: a real tape
 ''',
             "a real tape pushed by hand, ops made from the opaque names": '''
-from minitape.context import state
+from minitape.core.context import state
 
 _made = {}
 

@@ -3,12 +3,12 @@ import numpy as np
 import pytest
 
 import minitape as mt
-from minitape import registry
-from minitape.context import state
+from minitape.core import registry
+from minitape.core.context import state
 from minitape.ops import elementwise
-from minitape.tensor import Tensor, Variable
+from minitape.core.tensor import Tensor, Variable
 
-fn_module = __import__("minitape.function", fromlist=["Function"])
+fn_module = __import__("minitape.functions.function", fromlist=["Function"])
 
 
 def ops_of(f, i=0):
@@ -403,7 +403,7 @@ def test_variable_assignments_are_replayed():
     assert float(count) == 2.0 and step.experimental_get_tracing_count() == 1
     text = str(step.concrete_functions()[0].graph)
     assert "AssignVariableOp(" in text and "'mode': 'assign_add'" in text
-    assert Variable.assign_add.__module__ == "minitape.tensor"  # unpatched after tracing
+    assert Variable.assign_add.__module__ == "minitape.core.tensor"  # unpatched after tracing
 
 
 def test_forward_mode_through_a_call():

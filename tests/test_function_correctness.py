@@ -400,7 +400,7 @@ def test_compiler_ir_needs_jit_compile_and_known_shapes():
 
 
 def test_retracing_warns_and_the_kept_traces_are_bounded():
-    from minitape.function import MAX_TRACES
+    from minitape.functions.function import MAX_TRACES
     f = mt.function(lambda x: x * 2)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")

@@ -12,7 +12,7 @@ import pytest
 
 import minitape as mt
 
-function_module = importlib.import_module("minitape.function")  # (mt.function is the decorator)
+function_module = importlib.import_module("minitape.functions.function")  # (mt.function is the decorator)
 
 
 @pytest.fixture
@@ -106,7 +106,7 @@ def test_a_compiled_function_of_unknown_sizes_traces_and_compiles_once_per_shape
     # sizes once, whichever threads call it; here each shape also gets its one
     # program. A compilation that takes a while (as a first one does) let two
     # threads both compile, and both trace the signature's one trace.
-    compiler = pytest.importorskip("minitape.compiler")
+    compiler = pytest.importorskip("minitape.compiling.compiler")
     made, traced = [], []
     compile_graph = compiler.compile_graph
 
@@ -116,7 +116,7 @@ def test_a_compiled_function_of_unknown_sizes_traces_and_compiles_once_per_shape
         return compile_graph(*args, **kwargs)
 
     monkeypatch.setattr(compiler, "compile_graph", slow_compile)
-    signature_traces = importlib.import_module("minitape.signature_traces")
+    signature_traces = importlib.import_module("minitape.functions.signature_traces")
     trace = signature_traces._polymorphic_trace
 
     def slow_trace(fn):

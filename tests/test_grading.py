@@ -169,7 +169,7 @@ def test_rewritten_answers_read_write_and_augment_attributes_as_python_does():
 @pytest.mark.parametrize("source, complaint", [
     ("m = np.core", "module numpy.core"),
     ("m = np.lib.npyio", "module numpy.lib"),
-    ("m = mt.registry", "module minitape.registry"),
+    ("m = mt.registry", "module minitape.core.registry"),
     ("m = mt.test.warnings", "module warnings"),
     ("m = mt.test.nest", "module minitape.nest"),
     ("m = np.ctypeslib", "module numpy.ctypeslib"),
@@ -275,7 +275,7 @@ import builtins, os, sys, json
 sys.dont_write_bytecode = True  # as the grader's processes do: no .pyc written under the hook
 sys.path.insert(0, {path!r})
 from minitape.grading import audit
-import minitape.compiler
+import minitape.compiling.compiler
 hook = audit.Hook(os.path.realpath(os.getcwd()), audit.read_roots(), compilers={{"<string>"}})
 sys.addaudithook(hook)
 results = {{}}
@@ -356,7 +356,7 @@ def test_the_audit_hook_lets_libraries_and_the_answers_folder_work(tmp_path):
                "numpy warns": "import numpy as np\nnp.array([1.0]) / 0"}
     script = HOOK_ALONE.format(path=runner._PACKAGE_PARENT, attacks=json.dumps(allowed))
     script = script.replace('compilers={"<string>"}', 'compilers={"<string>", '
-                            "minitape.compiler.__file__, __import__('collections').__file__}")
+                            "minitape.compiling.compiler.__file__, __import__('collections').__file__}")
     out = subprocess.run([sys.executable, "-I", "-c", script], cwd=tmp_path,
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr

@@ -13,10 +13,10 @@ import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 # Loaded on first use, with everything only they import.
-LAZY = ["minitape.function", "minitape.concrete", "minitape.signature_traces",
-        "minitape.tracing", "minitape.signatures", "minitape.graph",
-        "minitape.compiler", "minitape.program", "minitape.saved_model", "minitape.saved_model.reader",
-        "minitape.saved_model.writer", "minitape.display", "minitape.autodiff",
+LAZY = ["minitape.functions.function", "minitape.functions.concrete", "minitape.functions.signature_traces",
+        "minitape.functions.tracing", "minitape.functions.signatures", "minitape.graph",
+        "minitape.compiling.compiler", "minitape.compiling.program", "minitape.saved_model", "minitape.saved_model.reader",
+        "minitape.saved_model.writer", "minitape.inspection.display", "minitape.autodiff",
         "minitape.layers", "minitape.test", "minitape.math", "minitape.linalg", "minitape.nn",
         "minitape.random", "minitape.custom", "minitape.recipes", "minitape.specs"]
 # Never loaded by `import minitape`: the notebooks' front-end packages, and what
@@ -63,24 +63,25 @@ steps = []
 @mt.function
 def f(x):
     return x * x
-steps.append([float(f(mt.constant(3.0))), {loaded(["minitape.compiler"])}])
+steps.append([float(f(mt.constant(3.0))), {loaded(["minitape.compiling.compiler"])}])
 g = mt.function(jit_compile=True)(lambda x: mt.sin(x))
-steps.append([round(float(g(mt.constant(0.5))), 6), {loaded(["minitape.compiler"])}])
+steps.append([round(float(g(mt.constant(0.5))), 6), {loaded(["minitape.compiling.compiler"])}])
 from minitape import function
 steps.append([function is mt.function, callable(mt.function), "function" in dir(mt)])
 print(json.dumps(steps))
 """)
-    assert out == [[9.0, []], [0.479426, ["minitape.compiler"]], [True, True, True]]
+    assert out == [[9.0, []], [0.479426, ["minitape.compiling.compiler"]], [True, True, True]]
 
 
 @pytest.mark.parametrize("first", [
     "import minitape.saved_model",               # what mt.saved_model does
-    "from minitape.function import MAX_TRACES",  # notebook 04 reads the module
+    "from minitape.functions.function import MAX_TRACES",  # notebook 04 reads the module
     "import minitape.widgets.program",           # a widget built on mt.function
 ])
 def test_importing_the_function_module_first_keeps_mt_function_the_decorator(first):
-    """Python sets a package's attribute to each submodule it imports, and the
-    module minitape.function has the decorator's name."""
+    """Python sets a package's attribute to each submodule it imports: the module
+    of the decorator's name is minitape.functions.function, so mt.function stays
+    the decorator whatever was imported first."""
     out = fresh(f"""
 import json
 {first}
@@ -113,13 +114,13 @@ def test_jupyter_views_load_display_on_first_use():
     tape) import display.py the first time they are asked for."""
     out = fresh(f"""
 import json, sys, minitape as mt
-before = {loaded(["minitape.display"])}
+before = {loaded(["minitape.inspection.display"])}
 x = mt.constant(3.0)
 with mt.GradientTape() as tape:
     tape.watch(x)
     y = x * x
 html = x._repr_html_()
-from minitape.display import tape_html, tape_text, tensor_html
+from minitape.inspection.display import tape_html, tape_text, tensor_html
 
 class Printer:
     def text(self, s):
@@ -167,7 +168,7 @@ def test_every_op_type_is_known_right_after_the_import():
     type, and registering a built-in type again is TensorFlow's KeyError."""
     out = fresh("""
 import json, minitape as mt
-from minitape import registry
+from minitape.core import registry
 from minitape.ops.declaration import DECLARED
 
 def tables():
@@ -183,9 +184,9 @@ for declare in (mt.NotDifferentiable, lambda t: mt.RegisterGradient(t)(lambda op
             declare(op_type)
         except KeyError:
             refused.append(op_type)
-import minitape.function, minitape.compiler, minitape.saved_model, minitape.display
+import minitape.functions.function, minitape.compiling.compiler, minitape.saved_model, minitape.inspection.display
 import minitape.layers, minitape.autodiff, minitape.test, minitape.math, minitape.linalg
-import minitape.nn, minitape.custom, minitape.recipes, minitape.stepping, minitape.viz
+import minitape.nn, minitape.custom, minitape.recipes, minitape.inspection.stepping, minitape.inspection.viz
 from minitape.graph import OPS
 print(json.dumps([first == tables(), [t in first[0] for t in ("Qr", "ArgSort", "Erf")],
                   refused, sorted(set(DECLARED) - set(OPS)), len(first[0])]))

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import minitape as mt
-from minitape import registry
+from minitape.core import registry
 from minitape.saved_model import LoadError
 
 pytestmark = pytest.mark.filterwarnings("ignore:save. Model.power")
@@ -464,7 +464,7 @@ def saved_gradient_keys(loaded):
 
 def live_graphs():
     gc.collect()
-    return sum(type(o).__name__ == "Graph" and type(o).__module__ == "minitape.function"
+    return sum(type(o).__name__ == "Graph" and type(o).__module__ == "minitape.graph"
                for o in gc.get_objects())
 
 

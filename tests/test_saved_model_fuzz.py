@@ -30,9 +30,9 @@ from test_saved_model_hostile import (
 import minitape as mt
 from minitape import nest
 from minitape import saved_model as sm
-from minitape.tensor import Tensor
+from minitape.core.tensor import Tensor
 
-fn_module = sys.modules["minitape.function"]  # the module: mt.function is the decorator
+fn_module = sys.modules["minitape.functions.function"]  # the module: mt.function is the decorator
 
 SEED = int(os.environ.get("MINITAPE_FUZZ_SEED", "20261122"))
 CASES = int(os.environ.get("MINITAPE_FUZZ_CASES", "2000"))

@@ -268,17 +268,17 @@ def test_widget_with_graph_draws_each_step(monkeypatch):
     import matplotlib
 
     matplotlib.use("Agg")
-    import minitape.viz
+    import minitape.inspection.viz
 
     drawn = []
-    original = minitape.viz.draw_tape
+    original = minitape.inspection.viz.draw_tape
 
     def draw_tape(*args, **kwargs):
         ax = original(*args, **kwargs)
         drawn.append((kwargs.get("step"), [e.grad for e in ax.minitape_layout.edges]))
         return ax
 
-    monkeypatch.setattr(minitape.viz, "draw_tape", draw_tape)
+    monkeypatch.setattr(minitape.inspection.viz, "draw_tape", draw_tape)
     tape, x, a, y = _example()
     w = backward_stepper(tape, y, [x, a], graph=True)
     w.slider.value = 4

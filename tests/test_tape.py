@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import minitape as mt
-from minitape import registry
+from minitape.core import registry
 
 
 def _np(t):

@@ -9,7 +9,7 @@ import pytest  # noqa: E402
 from matplotlib.patches import FancyBboxPatch  # noqa: E402
 
 import minitape as mt  # noqa: E402
-from minitape.viz import DX, draw_tape, layout_tape  # noqa: E402
+from minitape.inspection.viz import DX, draw_tape, layout_tape  # noqa: E402
 from minitape.widgets.stepper import StepperState  # noqa: E402
 
 

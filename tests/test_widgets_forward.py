@@ -22,7 +22,7 @@ def test_count_numbers_adds_up_output_sizes():
     result, numbers, n_ops = fw.count_numbers(lambda: mt.reduce_sum(x * 2.0, axis=0))
     assert result.shape == (4,)
     assert (numbers, n_ops) == (12 + 4, 2)
-    from minitape.context import state
+    from minitape.core.context import state
     assert state.tapes == []
 
 

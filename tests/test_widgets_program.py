@@ -56,7 +56,7 @@ def test_the_forward_lines_of_a_gradient_are_the_functions_own_program():
     """Lines are labelled by where they were computed (the gradient call, or
     the function), not by what they read: without its grad_ lines, each
     example's gradient program is the program of the function alone."""
-    from minitape.function import function
+    from minitape.functions.function import function
 
     for name in pg.EXAMPLES:
         f, x = pg._example(name)

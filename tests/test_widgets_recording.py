@@ -170,7 +170,7 @@ def test_explorers_leave_no_tape_recording():
         tape.watch(x)
         y = x * x
     assert float(tape.gradient(y, x)) == 2.0
-    from minitape.context import state
+    from minitape.core.context import state
     assert state.tapes == []
 
 

@@ -10,7 +10,7 @@ import pathlib
 import re
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-CORE_ROWS = 5
+CORE_ROWS = 5  # the walk: core/'s first five rows (not recorder.py, its interface)
 
 
 def lines(path):

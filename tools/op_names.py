@@ -24,7 +24,7 @@ def builtin_op_types():
     it in a fresh process: user registrations and gradient graphs are not
     built in)."""
     import minitape  # noqa: F401  (importing it fills the registry)
-    from minitape import registry
+    from minitape.core import registry
     return sorted(t for t in registry._rules if not t.startswith("CustomGradient-"))
 
 

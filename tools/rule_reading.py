@@ -8,7 +8,8 @@ opens to understand multiply's gradient").
 
 Not followed: public ops (`mt.multiply`, `mt.where`, ... : a rule that calls
 one reads like the mathematics it writes), and the reverse-mode core a reader
-has read first (context, tensor, recording, registry, backward, tape). A rule
+has read first (`core/`: context, tensor, tape_entries, registry, backward;
+and tape). A rule
 the declaration machinery made leads to its row: a partial derivative such as
 `lambda x, y, z: y` counts the lines of the statement that declares the op.
 Lines are those of each whole definition, docstring included; a file counts
@@ -18,8 +19,8 @@ import inspect
 import sys
 import types
 
-CORE = ("minitape.context", "minitape.tensor", "minitape.tape_entries", "minitape.registry",
-        "minitape.backward", "minitape.tape")
+CORE = ("minitape.core.context", "minitape.core.tensor", "minitape.core.tape_entries",
+        "minitape.core.registry", "minitape.core.backward", "minitape.tape")
 
 
 def _public_ops():
@@ -73,7 +74,7 @@ def reading(op_type):
     """[(qualified name, file, lines)] of what a reader opens for the rule of
     `op_type`, in the order first met."""
     import minitape  # noqa: F401
-    from minitape import registry
+    from minitape.core import registry
     rule = registry._rules[op_type][0]
     public = _public_ops()
     seen, order, stack = set(), [], [rule]

@@ -33,7 +33,7 @@ import os
 import sys
 import traceback
 
-from .. import compiler
+from ..compiling import compiler
 from . import audit, cells, restricted, values
 
 _LIMIT = 4000  # characters of a message or of printed output kept in a report

@@ -17,7 +17,7 @@ import json
 
 import numpy as np
 
-from ..tensor import Tensor, Variable
+from ..core.tensor import Tensor, Variable
 
 LIMIT = 64 * 2**20  # bytes of encoded data one answer may send (64 MiB)
 _SCALARS = (bool, int, float, str, type(None))

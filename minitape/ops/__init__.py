@@ -2,7 +2,7 @@
 Tensor and Variable get from them."""
 from types import ModuleType as _ModuleType
 
-from ..tensor import Tensor, Variable  # noqa: F401
+from ..core.tensor import Tensor, Variable  # noqa: F401
 from .operands import convert_to_tensor  # noqa: F401  (packs lists of tensors, recorded)
 from .clip import clip_by_norm, clip_by_value  # noqa: F401
 from .control import stop_gradient  # noqa: F401

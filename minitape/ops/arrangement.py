@@ -12,7 +12,7 @@ of their own.
 import numpy as np
 
 from .. import arguments
-from ..registry import batch_ndim
+from ..core.registry import batch_ndim
 from .broadcasting import broadcast_to, reduce_sum, reshape
 from .operands import (attr_ints, constant_like, emit, first_input_dtype, tangent_batch,
                    tensor_input)

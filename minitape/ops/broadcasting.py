@@ -12,7 +12,7 @@ import math
 import numpy as np
 
 from .. import arguments
-from ..registry import batch_ndim
+from ..core.registry import batch_ndim
 from .operands import (emit, first_input_dtype, float_input, normalize_axes, reduction_shape,
                    tangent_batch, tensor_input)
 from .declaration import declare

@@ -9,9 +9,9 @@ operators (`-`, `/`), which elementwise.py provides.
 """
 import numpy as np
 
-from ..registry import batch_ndim
+from ..core.registry import batch_ndim
 from .broadcasting import full_tangent, lift, unbroadcast
-from ..tensor import Tensor
+from ..core.tensor import Tensor
 from .operands import (REAL_SCALARS, broadcast_error, elementwise_shape, emit, operands, tangent_batch,
                    tensor_input)
 from .declaration import declare

@@ -7,7 +7,7 @@ naming the op."""
 import numpy as np
 
 from .. import arguments
-from ..tensor import Tensor, TensorLike, convert_to_tensor, float32, int32
+from ..core.tensor import Tensor, TensorLike, convert_to_tensor, float32, int32
 from .broadcasting import broadcast_to
 from .operands import (tensor_input)
 

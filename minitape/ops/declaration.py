@@ -8,9 +8,9 @@ looks up instead of keeping lists of op names:
     saved models (checks.py)    `shape`, `dtype`: a node's outputs, and its cost, unrun;
                                 `singular`: a singular matrix is a fact about values
     the file format (format.py) `attr_kinds`: attributes with a format of their own
-    the compiler (compiler.py)  `line`, `word`, `line_attrs`, `helpers`, `forward`,
+    the compiler (compiling/)   `line`, `word`, `line_attrs`, `helpers`, `forward`,
                                 `simplify`
-    signatures.py               `rank_free`, `reduces`: a trace for an input of any rank
+    functions/signatures.py     `rank_free`, `reduces`: a trace for an input of any rank
                                 holds it
     tape_jacobians.py           `smooth`: forward mode may take the place of reverse
 
@@ -18,7 +18,7 @@ Most ops are declared by a row of partial derivatives (`partials.py`), which
 fills in the rules and the traits an elementwise op has; ops whose rule is not
 a list of partials call `declare` with their own rules and traits.
 """
-from ..registry import NotDifferentiable, RegisterGradient, RegisterJVP
+from ..core.registry import NotDifferentiable, RegisterGradient, RegisterJVP
 
 DECLARED = {}  # op type -> its Declaration
 
@@ -46,7 +46,7 @@ class Declaration:
     word  the name of its lines in a compiled program (`mul`).
     helpers  {name: function} the line calls (`sigmoid({0})`): bound in every
         compiled program's namespace.
-    simplify  the compiler's exact rewrites for this op (compiler.py reads
+    simplify  the compiler's exact rewrites for this op (compiling/compiler.py reads
         the keys it knows: "unit", "one_number", "transposes", "zero_power",
         "integer_dtype" (NumPy's dtype= for integer inputs), "unchanged" (a
         function of (attrs, in_shape, out_shape): the line would copy its

@@ -28,7 +28,7 @@ import operator
 
 import numpy as np
 
-from ..tensor import Tensor
+from ..core.tensor import Tensor
 from .complex import conj
 from .operands import (broadcast_error, cast, elementwise_shape, emit, operands,  # noqa: F401
                        real_input, tensor_input)

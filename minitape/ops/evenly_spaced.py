@@ -12,7 +12,7 @@ i / (num - 1) * stop), traced and compiled like any composition.
 import numpy as np
 
 from .. import arguments
-from ..tensor import Tensor, TensorLike, Variable, convert_to_tensor, float32, holds_tensors
+from ..core.tensor import Tensor, TensorLike, Variable, convert_to_tensor, float32, holds_tensors
 from .broadcasting import broadcast_to, reduce_sum, reshape
 from .operands import attr_int, constant_like, emit, first_input_dtype, tensor_input
 from .creation import number_argument

@@ -17,7 +17,7 @@ whatever the values it was traced with, for later calls.
 """
 import numpy as np
 
-from ..context import state
+from ..core.context import state
 from .elementwise import abs, equal, less, sign, select
 from .zero_times_inf import has_nan, recording_trace
 

@@ -20,8 +20,8 @@ import math
 import numpy as np
 
 from .. import arguments
-from .. import tensor as _values
-from ..registry import batch_ndim
+from ..core import tensor as _values
+from ..core.registry import batch_ndim
 from .broadcasting import reshape
 from .operands import (attr_int, attr_ints, constant_like, emit, index_dtypes, tangent_batch,
                    tensor_input)

@@ -10,7 +10,7 @@ import numpy as np
 from .operands import elementwise_shape, emit, tensor_input
 from .declaration import declare
 from .partials import binary, check_kind
-from ..tensor import Tensor, Variable
+from ..core.tensor import Tensor, Variable
 
 
 def _logical(name, op_type, forward, kinds="b"):

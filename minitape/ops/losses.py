@@ -14,7 +14,7 @@ import math
 
 import numpy as np
 
-from ..registry import batch_ndim
+from ..core.registry import batch_ndim
 from .broadcasting import lift, reduce_sum, reshape, unbroadcast
 from .control import stop_gradient
 from .operands import (attr_int, constant_like, emit, index_dtypes, packed_operand, tensor_input)

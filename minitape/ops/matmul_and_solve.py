@@ -15,7 +15,7 @@ import math
 
 import numpy as np
 
-from ..registry import batch_ndim
+from ..core.registry import batch_ndim
 from .broadcasting import lift, unbroadcast
 from .complex import conj
 from .operands import (attr_bool, emit, float_input, operands, tensor_input)

@@ -13,7 +13,7 @@ import math
 import numpy as np
 
 from .. import arguments
-from ..registry import batch_ndim
+from ..core.registry import batch_ndim
 from .broadcasting import lift, reduce_sum, unbroadcast
 from .complex import conj
 from .operands import (attr_int, attr_number, emit, first_input_dtype, matrix_shape, tangent_batch,

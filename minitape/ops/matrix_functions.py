@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 
-from ..tensor import TensorLike
+from ..core.tensor import TensorLike
 from .broadcasting import broadcast_to, reduce_sum, reshape
 from .operands import attr_number, constant_like, emit, matrix_shape, packed_operand
 from .creation import zeros

@@ -12,7 +12,7 @@ other's gradient, so derivatives of any order stay in these two ops.
 """
 import numpy as np
 
-from ..registry import batch_ndim
+from ..core.registry import batch_ndim
 from .broadcasting import full_tangent, reduce_sum, reshape
 from .clip import clip_by_norm
 from .operands import attr_int, constant_like, emit, index_dtypes, one_axis, tangent_batch, tensor_input

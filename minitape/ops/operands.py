@@ -8,11 +8,11 @@ import numbers
 import numpy as np
 
 from .. import arguments, nest
-from .. import tensor as _values
-from ..context import state
-from ..tape_entries import record
-from ..registry import batch_ndim
-from ..tensor import Tensor, TensorLike, Variable, holds_tensors, new_id
+from ..core import tensor as _values
+from ..core.context import state
+from ..core.tape_entries import record
+from ..core.registry import batch_ndim
+from ..core.tensor import Tensor, TensorLike, Variable, holds_tensors, new_id
 from .declaration import declare
 
 _new_tensor = Tensor.__new__

@@ -36,9 +36,9 @@ import sys
 
 import numpy as np
 
-from ..context import state
-from ..tape_entries import record
-from ..tensor import Tensor, new_id
+from ..core.context import state
+from ..core.tape_entries import record
+from ..core.tensor import Tensor, new_id
 from .broadcasting import full_tangent, lift, unbroadcast
 from .conjugation import conjugated
 from .operands import (FLOAT_SCALARS, NUMBER_SCALARS, REAL_SCALARS, broadcast_error,

@@ -38,7 +38,7 @@ A contraction's swapped subscripts are written so that NumPy's einsum
 computes them (`subscripts.written`), and the masks name each product's
 factors by their letters (`subscripts.parse_subscripts`).
 """
-from ..registry import batch_ndim
+from ..core.registry import batch_ndim
 from .broadcasting import lift, unbroadcast
 from .complex import conj
 from .operands import tangent_batch

@@ -22,7 +22,7 @@ differentiable (TensorFlow gives None).
 import numpy as np
 
 from .. import arguments
-from ..registry import batch_ndim
+from ..core.registry import batch_ndim
 from .broadcasting import (declare_reduction, highest, lowest, reduce_sum,  # noqa: F401
                            reduction, reduced_axes, reshape, spread)
 from .operands import constant_like, emit, float_input, normalize_axes, one_axis, tensor_input

@@ -19,7 +19,7 @@ for very long axes, where the O(n) division would be needed.
 import numpy as np
 
 from .. import arguments
-from ..registry import batch_ndim
+from ..core.registry import batch_ndim
 from .broadcasting import reduce_sum, reshape
 from .operands import (attr_bool, constant_like, emit, first_input_dtype, one_axis, tangent_batch,
                    tensor_input, unchanged_shape)

@@ -13,8 +13,8 @@ import math
 import numpy as np
 
 from .. import arguments
-from ..registry import batch_ndim
-from ..tensor import Tensor, convert_to_tensor
+from ..core.registry import batch_ndim
+from ..core.tensor import Tensor, convert_to_tensor
 from .broadcasting import (broadcast_to, declared_shape, lift, reshape,  # noqa: F401
                            unbroadcast)
 from .complex import conj
@@ -103,7 +103,7 @@ def _identity_grad(op, grad):
     return grad
 
 
-# (a traced function's read of a variable is an Identity node: tracing.py)
+# (a traced function's read of a variable is an Identity node: functions/tracing.py)
 IDENTITY = declare("Identity", _identity_grad, _identity_grad,  # the identity is its own JVP
         replay=lambda xs, attrs, out_shapes: identity(xs[0]), shape=elementwise_shape,
         dtype=first_input_dtype, simplify={"unchanged": gives_its_input}, rank_free=True,

@@ -12,10 +12,10 @@ import math
 
 import numpy as np
 
-from ..context import state
-from ..tape_entries import record
-from ..registry import batch_ndim
-from ..tensor import Tensor
+from ..core.context import state
+from ..core.tape_entries import record
+from ..core.registry import batch_ndim
+from ..core.tensor import Tensor
 from .broadcasting import lift, reshape, unbroadcast
 from .operands import attr_bool, emit, float_input, matrix_shape, operands
 from .declaration import declare

@@ -17,7 +17,7 @@ the masked contraction (`zero_times_inf.py`), whose operands are alike.
 """
 import numpy as np
 
-from ..tensor import Tensor
+from ..core.tensor import Tensor
 
 LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"  # string.ascii_letters
 

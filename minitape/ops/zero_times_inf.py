@@ -36,8 +36,8 @@ import functools
 
 import numpy as np
 
-from ..context import state
-from ..registry import batch_ndim
+from ..core.context import state
+from ..core.registry import batch_ndim
 from .broadcasting import full_tangent, unbroadcast
 from .complex import conj
 from .operands import NUMBER_SCALARS, emit, tangent_batch

@@ -8,7 +8,7 @@ from ..graph import OPS, bind_dims
 from ..ops.declaration import DECLARED
 from ..random import OP_TYPES
 from ..specs import TensorSpec
-from ..tensor import Tensor
+from ..core.tensor import Tensor
 from .format import spec_text, specs_text
 from .limits import (MAX_GRAPH_BYTES, MAX_GRAPH_WORK, MAX_TENSOR_BYTES, nbytes, size,
                      size_of)

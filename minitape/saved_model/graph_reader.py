@@ -4,7 +4,7 @@ that exist, op types minitape has, attributes through the op's codec), then
 each custom gradient's graph against the node that uses it. Nothing here runs
 an op: `checks.py` works out the shapes and costs afterwards."""
 from ..graph import GRADIENT_GRAPHS, OPS, Graph, Node, Ref
-from ..signatures import InputSlot
+from ..functions.signatures import InputSlot
 from ..specs import TensorSpec
 from .format import (attr_codec, brief, check_dict, check_dtype, check_int, check_keys,
                      check_list, check_str, fail, gradient_key, is_literal, spec_text,

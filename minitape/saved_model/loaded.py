@@ -4,8 +4,8 @@ the limits again for the sizes of each call)."""
 import inspect
 
 from ..graph import run_graph
-from ..signatures import bind_arguments, fill_arguments, key_matches
-from ..tracing import shapes_matter
+from ..functions.signatures import bind_arguments, fill_arguments, key_matches
+from ..functions.tracing import shapes_matter
 from ..layers import Module
 from ..specs import TensorSpec
 from .checks import check_graph

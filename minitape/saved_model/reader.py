@@ -9,11 +9,11 @@ import stat
 
 import numpy as np
 
-from ..function import ConcreteFunction
+from ..functions.function import ConcreteFunction
 from ..graph import register_gradient_graph
-from ..signatures import bind_arguments, fill_arguments, split_arguments, symbolic_key
-from ..context import state
-from ..tensor import Tensor, Variable
+from ..functions.signatures import bind_arguments, fill_arguments, split_arguments, symbolic_key
+from ..core.context import state
+from ..core.tensor import Tensor, Variable
 from .checks import check_graph
 from .files import DIRECTORY_FLAGS, OPEN_IN_DIRECTORY, parse_json, read_arrays, read_file
 from .format import (FORMAT, FORMAT_VERSION, INLINE_ELEMENTS, JSON_NAME, NPZ_NAME,

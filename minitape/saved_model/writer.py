@@ -11,11 +11,11 @@ import warnings
 
 import numpy as np
 
-from ..function import Function
+from ..functions.function import Function
 from ..graph import GRADIENT_GRAPHS, Ref
-from ..signatures import InputSlot
+from ..functions.signatures import InputSlot
 from ..layers import Module
-from ..tensor import Variable
+from ..core.tensor import Variable
 from .format import (FORMAT, FORMAT_VERSION, INLINE_ELEMENTS, JSON_NAME,
                      NPZ_NAME, attr_codec, dtype_name, is_literal)
 from .checks import check_graph

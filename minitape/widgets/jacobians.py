@@ -21,7 +21,7 @@ import numpy as np
 
 from .. import nn, ops
 from ..tape import GradientTape
-from ..tensor import Variable
+from ..core.tensor import Variable
 from .compat import interactive_with_data, show_figure
 
 

@@ -16,7 +16,7 @@ on Colab and 8).
 import numpy as np
 
 from .. import nn, ops
-from ..function import function
+from ..functions.function import function
 from ..layers import Dense
 from ..random import set_seed
 from ..tape import GradientTape

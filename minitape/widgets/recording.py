@@ -22,8 +22,8 @@ this module needs only NumPy.
 import html
 
 import minitape as mt
-from minitape import registry
-from minitape.display import tape_html, tapes_html
+from minitape.core import registry
+from minitape.inspection.display import tape_html, tapes_html
 from minitape.widgets.compat import interactive
 
 __all__ = [

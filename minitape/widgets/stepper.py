@@ -4,12 +4,12 @@
         y = x * x + mt.sin(x)
     backward_stepper(tape, y, [x])        # a widget: step 0 .. n
 
-A slider over a `StepperState` (`minitape/stepping.py`, plain Python: what
+A slider over a `StepperState` (`minitape/inspection/stepping.py`, plain Python: what
 each step shows), in core ipywidgets (IntSlider, Buttons, HTML), which work in
 ipywidgets 7.7 and 8.
 """
-from ..stepping import StepperState
-from .. import viz
+from ..inspection.stepping import StepperState
+from ..inspection import viz
 from .compat import explorer, outputs_of
 
 
@@ -20,7 +20,7 @@ def backward_stepper(tape, target, sources, output_gradients=None, names=None,
 
     A slider and back/next buttons choose the step. `names={'x': x}` names
     tensors (when `sources` is a dict, its keys name the watched tensors); `graph=True` also draws the recorded graph with the gradients known
-    at each step (`minitape.viz.draw_tape`). The returned box has `.state` (the
+    at each step (`minitape.inspection.viz.draw_tape`). The returned box has `.state` (the
     `StepperState`), `.slider`, `.view` (the HTML widget) and the buttons
     `.back_button` and `.next_button`, for tests and for driving it from code.
     """

@@ -49,7 +49,7 @@ else:
     tf = pytest.importorskip("tensorflow")
 import function_programs as programs  # noqa: E402  (tests/, on pytest's path)
 import minitape as mt  # noqa: E402
-from minitape import registry  # noqa: E402
+from minitape.core import registry  # noqa: E402
 from minitape.ops import zero_times_inf  # noqa: E402
 
 harness.quiet(tf)

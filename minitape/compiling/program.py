@@ -3,7 +3,7 @@ traced graph, and what its lines call at run time.
 
 `Program` runs the function on arrays or tensors and packs its values into the
 graph's output structure; where a check of matmul's or einsum's masks fails
-(`program_zero_times_inf.py`), it runs the program written with the masks instead,
+(`zero_times_inf.py` here), it runs the program written with the masks instead,
 after giving the variables it assigned their values back. The assignments'
 helpers (`assign`, `assign_add`, ...) do what Variable's methods do, on the
 arrays. `shown` is how a program's header comments show its bound values:
@@ -15,10 +15,10 @@ import re
 
 import numpy as np
 
-from . import arguments
-from .graph import Ref, pack_outputs, show_constant
-from .program_zero_times_inf import MasksNeeded
-from .tensor import Tensor, Variable, assigning
+from .. import arguments
+from ..graph import Ref, pack_outputs, show_constant
+from .zero_times_inf import MasksNeeded
+from ..core.tensor import Tensor, Variable, assigning
 
 # --- what a program's assignment lines call ------------------------------------------
 

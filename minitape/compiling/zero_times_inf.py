@@ -19,7 +19,7 @@ import re
 
 import numpy as np
 
-from .ops.zero_times_inf import unmoved_zeroed
+from ..ops.zero_times_inf import unmoved_zeroed
 
 __all__ = ["moved", "MasksNeeded", "check_finite", "masks_in_place", "mask_is_idle",
            "is_true", "same_value"]

@@ -8,7 +8,7 @@ record the call and gradients of any order flow through it (`concrete.py`:
 a trace and how a call runs it). Variables are referenced, not copied: each
 call reads their current value. With `jit_compile=True` a call that no tape or
 accumulator is watching runs the graph's compiled NumPy program instead
-(`compiler.py`). An input_signature's traces are `signature_traces.py`'s.
+(`compiling/compiler.py`). An input_signature's traces are `signature_traces.py`'s.
 
 A trace that read an argument's value as a Python value (an index, a shape, a
 condition) serves that value only: such traces are kept one per value
@@ -22,16 +22,16 @@ import warnings
 import weakref
 
 
-from . import nest
-from .graph import (GRADIENT_GRAPHS, OPS, Graph, Node, NodeError, Ref,  # noqa: F401
+from .. import nest
+from ..graph import (GRADIENT_GRAPHS, OPS, Graph, Node, NodeError, Ref,  # noqa: F401
                     bind_dims, register_gradient_graph, run_graph)
 from .signatures import (InputSlot, bind_arguments, check_signature,  # noqa: F401
                          fill_arguments, generalize, input_names, key_matches,
                          sentinel_sizes, split_arguments, symbolic_key)
-from .specs import TensorSpec
+from ..specs import TensorSpec
 from .concrete import MAX_TRACES, ByValue, ConcreteFunction  # noqa: F401 (MAX_TRACES: 04)
 from .signature_traces import NOT_YET, signature_trace, signature_trace_for
-from .tensor import Tensor
+from ..core.tensor import Tensor
 from .tracing import Tracer
 
 __all__ = ["function", "Function", "ConcreteFunction"]
@@ -248,7 +248,7 @@ def function(func=None, input_signature=None, autograph=True, jit_compile=None,
     later calls replay it. Python values in the arguments are part of what a
     trace is for. With `jit_compile=True` (or TensorFlow's older name
     `experimental_compile`) each trace is also compiled into one straight-line
-    NumPy function (`compiler.py`), which calls run when no tape is recording.
+    NumPy function (`compiling/compiler.py`), which calls run when no tape is recording.
     `autograph` and `reduce_retracing` are accepted for TensorFlow
     compatibility and ignored.
     """

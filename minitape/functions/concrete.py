@@ -5,16 +5,16 @@ when `polymorphic`, for every size of its symbolic dimensions). A call runs
 its graph through the public ops (`graph.run_graph`), so tapes record it and
 gradients of any order flow through it; with jit_compile=True, a call that no
 tape, accumulator or trace is watching runs the graph's compiled program
-instead (`compiler.py`, loaded the first time one is needed). `ByValue` keeps
+instead (`compiling/compiler.py`, loaded the first time one is needed). `ByValue` keeps
 the traces of a function that reads some arguments' values as Python values:
 one per value.
 """
 import threading
 
-from .context import state, value_read
-from .graph import bind_dims, run_graph
+from ..core.context import state, value_read
+from ..graph import bind_dims, run_graph
 from .signatures import input_names, key_matches
-from .specs import TensorSpec
+from ..specs import TensorSpec
 from .tracing import show
 
 MAX_TRACES = 64        # traces one function keeps (and compiled programs one trace keeps)
@@ -115,7 +115,7 @@ class ConcreteFunction:
                                for node in graph.nodes]
             # Imported here for load time alone (no cycle): only jit_compile=True needs
             # the compiler, so traced functions and saved models never load it.
-            from .compiler import compile_graph
+            from ..compiling.compiler import compile_graph
             program = programs[shapes] = compile_graph(
                 graph, input_names(graph.args, self._function), node_shapes)
             if self._jit and shapes is None and graph.symbolic_inputs is None and \

@@ -41,11 +41,11 @@ import contextlib
 
 import numpy as np
 
-from .context import state
-from .random import OP_TYPES as RANDOM_OPS
-from .recorder import Recorder
-from .tape_entries import Operation
-from .tensor import Tensor, Variable, convert_to_tensor
+from ..core.context import state
+from ..core.recorder import Recorder
+from ..core.tape_entries import Operation
+from ..core.tensor import Tensor, Variable, convert_to_tensor
+from ..random import OP_TYPES as RANDOM_OPS
 from .trace_gradients import traced_custom_gradient
 from .trace_graph import GraphWriter, frozen, map_structure
 from .trace_variables import TracedVariables
@@ -93,7 +93,7 @@ class Tracer(Recorder):
     """Stands in `state.tapes` while a function (or a custom gradient's backward)
     is traced, and turns what it sees into a Graph.
 
-    It is a recorder (`recorder.Recorder`: `_producer`, `_ops`, and the hook
+    It is a recorder (`core.recorder.Recorder`: `_producer`, `_ops`, and the hook
     `_variable_assigned`); the variables it reads reach it through its
     `variables` (`trace_variables.TracedVariables`) in
     `state.variable_watchers`, not `_watch_variable`.

@@ -15,7 +15,7 @@ from _thread import RLock  # threading.RLock, without `import threading` (see co
 
 import numpy as np
 
-from . import arguments, nest
+from .. import arguments, nest
 from .context import state, value_read, variable_accessed, variable_assigned
 
 float16 = np.dtype("float16")

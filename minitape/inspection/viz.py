@@ -30,7 +30,7 @@ sources' remain) or a `StepperState` (with `step=k` to draw step k).
 """
 import numpy as np
 
-from . import nest
+from .. import nest
 from .display import shape_text, tensor_names, value_text
 from .stepping import StepperState
 

@@ -12,9 +12,9 @@ a fresh key (`graph.register_gradient_graph`). The saved-model format
 """
 import numpy as np
 
-from .graph import register_gradient_graph
-from .tape_entries import Operation
-from .tensor import Tensor
+from ..core.tape_entries import Operation
+from ..core.tensor import Tensor
+from ..graph import register_gradient_graph
 
 
 def traced_custom_gradient(trace, op):

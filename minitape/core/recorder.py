@@ -2,7 +2,7 @@
 
 TensorFlow's tape.h declares what the engine needs of a tape from the outside;
 `Recorder` is minitape's. GradientTape (`tape.py`), ForwardAccumulator
-(`autodiff.py`) and a function's trace (`tracing.py`) are recorders: `record`
+(`autodiff.py`) and a function's trace (`functions/tracing.py`) are recorders: `record`
 (`tape_entries.py`) hands each the ops that read what it tracks, and the ops and
 rules ask it what kind of recorder it is, never by looking for private names.
 """

@@ -13,7 +13,7 @@ contributions, and the ones it has already passed to a rule and freed).
 Step 0 is the start: the target's gradient seeded with ones. What a step
 shows, named and as text, is `stepping.py`'s.
 """
-from . import nest
+from .. import nest
 
 
 class WalkRecord:

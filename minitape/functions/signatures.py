@@ -7,11 +7,11 @@ import inspect
 
 import numpy as np
 
-from . import nest
-from .graph import GRADIENT_GRAPHS, Graph, Node, Ref, register_gradient_graph
-from .ops.declaration import DECLARED
-from .specs import TensorSpec
-from .tensor import Tensor, TensorLike, Variable, convert_to_tensor
+from .. import nest
+from ..graph import GRADIENT_GRAPHS, Graph, Node, Ref, register_gradient_graph
+from ..ops.declaration import DECLARED
+from ..specs import TensorSpec
+from ..core.tensor import Tensor, TensorLike, Variable, convert_to_tensor
 
 __all__ = ["InputSlot", "split_arguments", "bind_arguments", "fill_arguments",
            "input_names", "check_signature", "sentinel_sizes", "generalize",

@@ -19,10 +19,10 @@ declared replay (`mt.primitive`), an IdentityN without a traced gradient.
 """
 import numpy as np
 
-from .graph import OPS, Graph, Node, Ref
-from .ops.shapes import IDENTITY
-from .specs import TensorSpec
-from .tensor import TensorLike, Variable, convert_to_tensor
+from ..core.tensor import TensorLike, Variable, convert_to_tensor
+from ..graph import OPS, Graph, Node, Ref
+from ..ops.shapes import IDENTITY
+from ..specs import TensorSpec
 
 __all__ = ["GraphWriter", "map_structure", "frozen"]
 

@@ -22,8 +22,8 @@ import html
 
 import numpy as np
 
-from .tape import GradientTape
-from .tensor import Tensor, Variable, html_views, text_views
+from ..tape import GradientTape
+from ..core.tensor import Tensor, Variable, html_views, text_views
 
 SMALL = 6  # tensors with at most this many elements show their values
 MAX_OPS = 60  # longer tapes show their first and last MAX_OPS // 2 ops

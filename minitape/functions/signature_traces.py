@@ -11,10 +11,10 @@ import warnings
 
 import numpy as np
 
-from . import nest
+from .. import nest
 from .concrete import ByValue, ConcreteFunction
 from .signatures import generalize, key_matches, sentinel_sizes, symbolic_key
-from .tensor import Tensor
+from ..core.tensor import Tensor
 
 NOT_YET = object()  # a Function's polymorphic signature trace before it is made
 _FAILED = object()

@@ -1,6 +1,6 @@
 """Compile a traced graph into one straight-line Python function on NumPy arrays.
 
-`mt.function(jit_compile=True)` traces as usual (`function.py`), then hands the
+`mt.function(jit_compile=True)` traces as usual (`functions/function.py`), then hands the
 graph to `compile_graph`, which writes the source of one Python function with
 one line per node, calls `compile` on it once, and keeps the result with the
 trace. A gradient taken inside the function was traced into the same graph
@@ -43,11 +43,11 @@ the output's shape is that number. For speed, 0-d float constants that
 only scalar lines use are NumPy scalars (`_SCALAR_DTYPES`), and lines call
 methods (`x.reshape(shape)`) rather than NumPy's wrappers of them.
 
-The rules' zero-times-inf masks have their own module, `program_zero_times_inf.py`: a
+The rules' zero-times-inf masks have their own module, `zero_times_inf.py` here: a
 product rule's mask goes into the product's line, and matmul's and einsum's
 are checks, behind which a Program keeps the program with the masks. Behind
 those checks, the first matmul to meet a Jacobian's one-hot seed writes its
-input's numbers into zeros instead (`program_jacobian_seeds.py`).
+input's numbers into zeros instead (`jacobian_seeds.py`).
 """
 import functools
 import keyword
@@ -55,23 +55,22 @@ import re
 
 import numpy as np
 
-from . import random
-from .context import state
-from .graph import OPS
-from .ops.declaration import DECLARED
-from .ops.matmul_and_solve import matmul_columns, matmul_rows
-from .ops.zero_times_inf import all_finite, unmoved_zeroed
+from .. import random
+from ..core.context import state
+from ..graph import OPS
+from ..ops.declaration import DECLARED
+from ..ops.matmul_and_solve import matmul_columns, matmul_rows
+from ..ops.zero_times_inf import all_finite, unmoved_zeroed
 from .program import (NAME, Names, Program, assign, assign_add, assign_sub, drop_unused, plain,
                       renumber, shown)
-from .program_zero_times_inf import (check_finite, is_true, mask_is_idle, masks_in_place, moved,
+from .zero_times_inf import (check_finite, is_true, mask_is_idle, masks_in_place, moved,
                             same_value)
-from .program_jacobian_seeds import identity_stack, seed_of, seed_product
-from .tensor import Tensor, Variable
+from .jacobian_seeds import identity_stack, seed_of, seed_product
+from ..core.tensor import Tensor, Variable
 
 __all__ = ["compile_graph", "Program", "LINES"]
 
 
-_DECLARED_HELPERS = {name for d in DECLARED.values() for name in d.helpers}
 HELPERS = {"np": np, "matmul_rows": matmul_rows, "matmul_columns": matmul_columns,
            **{name: fn for d in DECLARED.values() for name, fn in d.helpers.items()},
            "assign": assign, "assign_add": assign_add, "assign_sub": assign_sub,
@@ -243,7 +242,7 @@ class _Writer:
             self.expr[k] = self.names.new(identifier(given, "x"))
             self.params.append(self.expr[k])
         self.live_nodes = _live_nodes(graph, masks)  # 1. which nodes matter
-        # The values the program's check_finite lines look at (see program_jacobian_seeds.py).
+        # The values the program's check_finite lines look at (see jacobian_seeds.py).
         self.checked = [] if masks else [r for node, live in zip(graph.nodes, self.live_nodes)
                                          if live and _mask(node.op) == "check"
                                          for r in node.inputs]
@@ -525,12 +524,11 @@ def _live_nodes(graph, masks):
 
 
 def _helper_home(name):
-    """Where a helper a program calls lives, for its header comment: an op's
-    own NumPy function (`Declaration.helpers`), or one of this module's."""
+    """Where a helper a program calls lives, for its header comment: the module
+    that defines it and its name there (`zero_where_unmoved` is the kernel
+    `minitape.ops.zero_times_inf.unmoved_zeroed`), so the header names what exists."""
     fn = HELPERS[name]
-    if name in _DECLARED_HELPERS:
-        return f"{fn.__module__}.{fn.__qualname__}"
-    return f"minitape.compiler.{name}"
+    return f"{fn.__module__}.{fn.__qualname__}"
 
 
 def _value_key(kind, value):

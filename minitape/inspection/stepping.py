@@ -13,9 +13,10 @@ It is plain Python (no widgets), so tests and `print(state.text(k))` need no
 browser; `viz.draw_tape` labels edges with its gradients and
 `widgets.stepper.backward_stepper` wraps it in a slider.
 """
-from . import nest, step_pages
+from .. import nest
+from ..core.tensor import Variable
+from . import step_pages
 from .display import input_name, op_names, shape_text, tensor_names, value_text
-from .tensor import Variable
 from .walk_record import WalkRecord
 
 SMALL = 12  # gradients with at most this many elements show their values
