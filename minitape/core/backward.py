@@ -18,7 +18,7 @@ Because gradient rules are written with minitape ops, any tape that is recording
 while the walk runs records the walk too, which gives higher-order gradients.
 
 A GradientTape (`tape.py`) runs one walk per `gradient` call; the stepper
-(`stepping.py`) runs one a step at a time.
+(`inspection/walk_record.py`) pulls one a step at a time.
 """
 import operator
 
