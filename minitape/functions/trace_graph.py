@@ -19,12 +19,12 @@ declared replay (`mt.primitive`), an IdentityN without a traced gradient.
 """
 import numpy as np
 
-from ..core.tensor import TensorLike, Variable, convert_to_tensor
+from ..core.tensor import TensorLike, Variable, convert_to_tensor, frozen
 from ..graph import OPS, Graph, Node, Ref
 from ..ops.shapes import IDENTITY
 from ..specs import TensorSpec
 
-__all__ = ["GraphWriter", "map_structure", "frozen"]
+__all__ = ["GraphWriter", "map_structure"]
 
 
 class GraphWriter:
@@ -154,10 +154,3 @@ def map_structure(s, fn):
     if isinstance(s, (list, tuple)):
         return type(s)(map_structure(v, fn) for v in s)
     return fn(s)
-
-
-def frozen(value):
-    """A read-only copy of `value`, as a graph keeps a constant."""
-    array = np.array(value)
-    array.flags.writeable = False
-    return array

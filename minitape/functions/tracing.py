@@ -44,13 +44,13 @@ import numpy as np
 from ..core.context import state
 from ..core.recorder import Recorder
 from ..core.tape_entries import Operation
-from ..core.tensor import Tensor, Variable, convert_to_tensor
+from ..core.tensor import Tensor, Variable, convert_to_tensor, frozen
 from ..random import OP_TYPES as RANDOM_OPS
 from .trace_gradients import traced_custom_gradient
-from .trace_graph import GraphWriter, frozen, map_structure
+from .trace_graph import GraphWriter
 from .trace_variables import TracedVariables
 
-__all__ = ["Tracer", "map_structure", "frozen", "show"]
+__all__ = ["Tracer", "show"]
 
 DRAWN = frozenset(["drawn"])  # what a random draw depends on: new numbers at each call
 
