@@ -41,6 +41,7 @@ import contextlib
 
 import numpy as np
 
+from .. import arguments
 from ..core.context import state
 from ..core.recorder import Recorder
 from ..core.tape_entries import Operation
@@ -251,5 +252,6 @@ def shapes_matter():
 
 
 def show(value):
-    text = np.array2string(np.asarray(value), threshold=8)
-    return text if len(text) <= 80 else text[:77] + "..."
+    """A tensor's value (an array or a NumPy scalar) as short text, as NumPy prints
+    it; `arguments._show` prints what is not an array as its repr."""
+    return arguments._show(np.asarray(value))
