@@ -23,7 +23,7 @@ the products on values (`ops/partials.py`); other rules get their values
 wrapped as tensors. Nothing is made that nobody could record or read.
 
 A GradientTape (`tape.py`) runs one walk per `gradient` call; the stepper
-(`stepping.py`) runs one a step at a time.
+(`inspection/walk_record.py`) pulls one a step at a time.
 """
 import itertools
 import operator

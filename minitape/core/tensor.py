@@ -174,7 +174,7 @@ class Variable(TensorLike):
     def __init__(self, initial_value, trainable=True, name=None, dtype=None):
         if callable(initial_value):
             initial_value = initial_value()
-        self._stored = _frozen(_to_numpy(initial_value, as_dtype(dtype, "Variable"), "Variable"))
+        self._stored = frozen(_to_numpy(initial_value, as_dtype(dtype, "Variable"), "Variable"))
         self._id = new_id()
         self.trainable = bool(trainable)
         if name is not None and not isinstance(name, str):
@@ -241,7 +241,7 @@ class Variable(TensorLike):
                 new = arguments.exact_sum(self._what(op), self._value, new, sign)
             if state.tapes:
                 variable_assigned(self, value, op)
-            self._value = _frozen(new)
+            self._value = frozen(new)
         return self if read_value else None
 
     def __repr__(self):
@@ -260,8 +260,8 @@ def snapshot(variable):
     return t
 
 
-def _frozen(array):
-    array = np.array(array)  # a private copy
+def frozen(value):
+    array = np.array(value)  # a private, read-only copy: a variable's value, a graph's constant
     array.flags.writeable = False
     return array
 

@@ -3,32 +3,31 @@ did as a `Graph` (`graph.py`), for `mt.function` (`function.py`) to call.
 
 A `Tracer` stands in `state.tapes` while the function runs. It claims to track
 every tensor, so every op the function runs reaches it through `tape.record`,
-and it keeps them all, in order, as the nodes of the graph. A tensor that is
-neither a placeholder, nor a variable read, nor the output of a recorded op
-(made by `mt.constant`, or a Python number turned into a tensor) is a captured
-constant: the graph keeps its value.
+and it keeps them all, in order, as the nodes of the graph (`build` writes
+them out: `trace_graph.py`). A tensor that is neither a placeholder, nor a
+variable read, nor the output of a recorded op (made by `mt.constant`, or a
+Python number turned into a tensor) is a captured constant: the graph keeps
+its value.
 
-Variable reads are snapshots: a read of a variable the function assigns
-becomes an Identity node where it was read (before the first assignment, or
-just after the one that gave its value), so later assignments never change
-it. Assignments (`v.assign`, `assign_add`, `assign_sub`) are AssignVariableOp
-nodes and happen again at each call. While tracing, the values they give are
-the trace's own (`state.traced_values`): tracing never changes a variable, so
-another thread's assignments made meanwhile are kept, as in TensorFlow.
+The rest of what a trace does is in modules of their own, one idea each:
+
+- variables read and assigned (`trace_variables.py`): a read is a snapshot,
+  an assignment (`v.assign`, `assign_add`, `assign_sub`) an AssignVariableOp
+  node that happens again at each call; tracing never changes a variable;
+- a finished trace written as a Graph (`trace_graph.py`);
+- custom gradients (`trace_gradients.py`): a `@mt.custom_gradient` call
+  becomes an IdentityN node naming its gradient function, traced into a
+  second graph by a child trace (`child`), whose values of this trace are
+  captures (`capture`).
 
 Values read as Python values. `int(t)`, `t.numpy()`, `np.asarray(t)`, and so
 an index (`x[i]`), a shape (`mt.reshape(x, s)`), `pad`'s fill or a Python `if`
-on a tensor, tell the tracer (`context.value_read`). The trace then holds only
-for the values of the arguments that tensor came from (`Graph.value_inputs`):
-`mt.function` traces again for other values, as TensorFlow does for a new
-Python number. A variable's value read that way raises: a trace would freeze it.
-
-Custom gradients. A `@mt.custom_gradient` call records its forward ops and
-then ONE op of type IdentityN. In a trace that op becomes an IdentityN node,
-as in TensorFlow: its gradient function is traced too, into a second graph
-on upstream placeholders shaped like the outputs, registered under a fresh key
-that the node names (`graph.register_gradient_graph`). The saved-model format
-(`minitape.saved_model`) stores the same graphs as JSON.
+on a tensor, tell the tracer (`context.value_read`). So the tracer keeps what
+each value depends on (placeholders, variables, random draws). The trace then
+holds only for the values of the arguments that tensor came from
+(`Graph.value_inputs`): `mt.function` traces again for other values, as
+TensorFlow does for a new Python number. A variable's value read that way
+raises: a trace would freeze it.
 
 Random draws (`mt.random`) are ops with no inputs, which `record` gives to
 traces alone: each becomes a node that draws new numbers at every call, as
@@ -42,16 +41,17 @@ import contextlib
 
 import numpy as np
 
+from .. import arguments
 from ..core.context import state
-from ..graph import OPS, Graph, Node, Ref, register_gradient_graph
-from ..ops.shapes import IDENTITY
-from ..random import OP_TYPES as RANDOM_OPS
 from ..core.recorder import Recorder
 from ..core.tape_entries import Operation
-from ..specs import TensorSpec
-from ..core.tensor import Tensor, TensorLike, Variable, convert_to_tensor
+from ..core.tensor import Tensor, Variable, convert_to_tensor, frozen
+from ..random import OP_TYPES as RANDOM_OPS
+from .trace_gradients import traced_custom_gradient
+from .trace_graph import GraphWriter
+from .trace_variables import TracedVariables
 
-__all__ = ["Tracer", "map_structure", "frozen", "show"]
+__all__ = ["Tracer", "show"]
 
 DRAWN = frozenset(["drawn"])  # what a random draw depends on: new numbers at each call
 
@@ -67,7 +67,8 @@ class _EveryId(dict):
 
 
 class _OpLog(list):
-    """A tracer's `_ops`: `record` appends here."""
+    """A tracer's `_ops`, the nodes of its graph to be: `record` appends each op
+    here, and the tracer notes what its outputs are and depend on."""
 
     def __init__(self, tracer):
         super().__init__()
@@ -75,40 +76,28 @@ class _OpLog(list):
 
     def append(self, op):
         tracer = self.tracer
-        tracer._settle()
+        tracer.variables.settle()
         if op.type == "IdentityN" and op.attrs and "_custom_rule" in op.attrs:
-            op = tracer._trace_custom_gradient(op)
+            op = traced_custom_gradient(tracer, op)
         super().append(op)
-        tracer._roles[op] = state.derivative
+        tracer.roles[op] = state.derivative
         deps = frozenset().union(*(tracer._deps_of(x) for x in op.inputs)) \
             if op.inputs else DRAWN if op.type in RANDOM_OPS else frozenset()
         for y in op.outputs:
             tracer._known.add(y._id)
-            tracer._by_array[id(y._value)] = y
+            tracer.by_array[id(y._value)] = y
             if deps:
                 tracer._deps[y._id] = deps
-
-
-class _VariableLog(list):
-    """A tracer's entry in `state.variable_watchers`: every variable read during
-    the trace (trainable or not) is noted in the tracer's `_variables`."""
-
-    def __init__(self, tracer):
-        super().__init__()
-        self.tracer = tracer
-
-    def append(self, variable):
-        super().append(variable)
-        self.tracer._variables[variable._id] = variable
 
 
 class Tracer(Recorder):
     """Stands in `state.tapes` while a function (or a custom gradient's backward)
     is traced, and turns what it sees into a Graph.
 
-    It is a recorder (`recording.Recorder`: `_producer`, `_ops`, and the hook
+    It is a recorder (`core.recorder.Recorder`: `_producer`, `_ops`, and the hook
     `_variable_assigned`); the variables it reads reach it through its
-    `_VariableLog` in `state.variable_watchers`, not `_watch_variable`.
+    `variables` (`trace_variables.TracedVariables`) in
+    `state.variable_watchers`, not `_watch_variable`.
     """
 
     is_trace = True  # random draws are recorded; rules record their NaN masks
@@ -118,24 +107,21 @@ class Tracer(Recorder):
         self.parent = parent            # the trace a backward graph captures values from
         self._producer = _EveryId()
         self._ops = _OpLog(self)
-        self._roles = {}                # op -> state.derivative when it was recorded
-        self._placeholders = []
-        self._captures = []             # parent tensors this graph takes as extra inputs
+        self.roles = {}                 # op -> state.derivative when it was recorded
+        self.placeholders = []
+        self.captures = []              # parent tensors this graph takes as extra inputs
         self._known = set()             # ids of tensors defined in this trace
-        self._variables = {}            # id -> Variable read during the trace
-        self._by_array = {}             # id(ndarray) -> the latest tensor holding it
-        self._assigned = {}             # id -> (Variable, its value before the trace)
-        self._watcher = _VariableLog(self)
-        # Variable reads are snapshots: each value an assigned variable takes in
-        # the trace, id(array) -> (array, index in _ops of the assignment that
-        # made it, or None for the value before the trace's first assignment).
-        self._versions = {}
-        self._unsettled = []            # (variable, op index): new value not seen yet
+        self.by_array = {}              # id(ndarray) -> the latest tensor holding it
+        self.variables = TracedVariables(None if parent is None else parent.variables)
         # Which placeholders (their index) or variables each traced value depends
         # on, and the placeholders whose values the trace used as Python values.
         self._deps = {}
-        self._value_inputs = {}         # placeholder index -> the value it was traced for
-        self._shape_specific = False    # see shapes_matter
+        self.value_inputs = {}          # placeholder index -> the value it was traced for
+        self.shape_specific = False     # see shapes_matter
+
+    def child(self, name):
+        """A trace inside this one (a custom gradient's gradient function)."""
+        return Tracer(name, parent=self)
 
     def _variable_assigned(self, variable, value, mode):
         """`variable.assign*(value)` during the trace (the engine calls this just
@@ -144,21 +130,38 @@ class Tracer(Recorder):
         itself never sees it (the value is the trace's: `state.traced_values`)."""
         x = value if type(value) is Tensor and value.dtype == variable.dtype else \
             convert_to_tensor(value, dtype=variable.dtype)
-        self._settle()
-        if variable._id not in self._assigned:
-            self._assigned[variable._id] = (variable, variable._value)
-            self._versions[id(variable._value)] = (variable._value, None)
         self._ops.append(Operation("AssignVariableOp", (x,), (),
                                    {"variable": variable, "mode": mode}, mode))
-        self._unsettled.append((variable, len(self._ops) - 1))
+        self.variables.assigned(variable, len(self._ops) - 1)
 
-    def _settle(self):
-        """Note the values the assignments recorded so far gave their variables
-        (an assignment changes the value just after telling the tracer)."""
-        for variable, index in self._unsettled:
-            self._versions[id(variable._value)] = (variable._value, index)
-        self._unsettled.clear()
+    # --- the function's inputs -------------------------------------------------------
+    def placeholder(self, value_tensor):
+        """A new input of the graph, standing for `value_tensor` while tracing."""
+        t = Tensor(np.array(value_tensor._value))  # its own array (trace_gradients._forward_value)
+        self._deps[t._id] = frozenset([len(self.placeholders) if self.parent is None
+                                       else "upstream"])
+        self.placeholders.append(t)
+        self._known.add(t._id)
+        self.by_array[id(t._value)] = t
+        return t
 
+    def _defines(self, tensor):
+        """Whether this (still recording) trace can name `tensor`; a value of an
+        enclosing trace becomes a capture (an extra input) of this one."""
+        if tensor._id in self._known:
+            return True
+        return self.capture(tensor)
+
+    def capture(self, tensor):
+        """Take `tensor`, a value of an enclosing trace, as an extra input; False
+        if no enclosing trace defines it."""
+        if self.parent is not None and self.parent._defines(tensor):
+            self.captures.append(tensor)
+            self._known.add(tensor._id)
+            return True
+        return False
+
+    # --- what each value depends on ------------------------------------------------
     def _deps_of(self, t):
         """The placeholders (indices) and Variables the traced value `t` depends on."""
         if isinstance(t, Variable):
@@ -166,7 +169,7 @@ class Tracer(Recorder):
         deps = self._deps.get(t._id)
         if deps is not None:
             return deps
-        if t._id in self._variables:
+        if t._id in self.variables.by_id:
             return frozenset([("var", t._id)])
         if self.parent is not None and t._id not in self._known:
             return self.parent._deps_of(t)
@@ -196,7 +199,7 @@ class Tracer(Recorder):
                 "new numbers. Use it through ops (mt.where, mt.cast, ...)")
         for d in deps:
             if isinstance(d, tuple):
-                d = self._variable(d[1])
+                d = self.variables.find(d[1])
                 raise ValueError(
                     f"mt.function {root.name}: the value of variable {d.name!r} is used "
                     "as a Python value (an index, a shape, an op attribute or a Python "
@@ -204,29 +207,21 @@ class Tracer(Recorder):
                     f"{show(d._value)}. Pass it as an argument, or use it "
                     "through ops")
             if isinstance(d, int):
-                root._value_inputs.setdefault(d, frozen(root._placeholders[d]._value))
+                root.value_inputs.setdefault(d, frozen(root.placeholders[d]._value))
             else:
                 raise ValueError(
                     f"mt.function {root.name}: a gradient function uses the value of an "
                     "upstream gradient as a Python value (an index, a shape or a "
                     "condition); a traced gradient cannot depend on it")
 
-    def placeholder(self, value_tensor):
-        t = Tensor(np.array(value_tensor._value))  # its own array (see _forward_value)
-        self._deps[t._id] = frozenset([len(self._placeholders) if self.parent is None
-                                       else "upstream"])
-        self._placeholders.append(t)
-        self._known.add(t._id)
-        self._by_array[id(t._value)] = t
-        return t
-
+    # --- running and finishing ---------------------------------------------------------
     @contextlib.contextmanager
     def active(self):
         """Make this trace the only recorder (outer tapes pause while tracing; they
         record the replay instead)."""
         saved = (state.tapes, state.variable_watchers, state.value_readers, state.derivative,
                  state.traced_values)
-        state.tapes, state.variable_watchers = [self], [self._watcher]
+        state.tapes, state.variable_watchers = [self], [self.variables]
         state.value_readers, state.derivative = [self._value_read], None
         # The values the trace assigns are its own (a trace inside a trace starts
         # from the outer one's): the variables never change, the replay assigns.
@@ -234,191 +229,14 @@ class Tracer(Recorder):
         try:
             yield self
         finally:
-            self._settle()
+            self.variables.settle()
             (state.tapes, state.variable_watchers, state.value_readers, state.derivative,
              state.traced_values) = saved
 
-    # --- names for values ---------------------------------------------------------
-    def _variable(self, tid):
-        tracer = self
-        while tracer is not None:
-            v = tracer._variables.get(tid)
-            if v is not None:
-                return v
-            tracer = tracer.parent
-        return None
-
-    def _defines(self, tensor):
-        """Whether this (still recording) trace can name `tensor`; a value of an
-        enclosing trace becomes a capture (an extra input) of this one."""
-        if tensor._id in self._known:
-            return True
-        return self._capture(tensor)
-
-    def _capture(self, tensor):
-        if self.parent is not None and self.parent._defines(tensor):
-            self._captures.append(tensor)
-            self._known.add(tensor._id)
-            return True
-        return False
-
-    # --- custom gradients -----------------------------------------------------------
-    def _trace_custom_gradient(self, op):
-        """The IdentityN op a custom_gradient call records (its rule is the
-        Python `_custom_rule`) as a graph op: trace the rule into a gradient
-        graph, register it, and name it in `_gradient_op_type`, as in TensorFlow.
-        The forward ops of the call were recorded already, just before."""
-        name = op.name
-        try:
-            key, captures = self._trace_backward(name, op.attrs["_custom_rule"], op)
-        except Exception as e:
-            e.add_note(f"(raised while tracing the gradient function of custom_gradient "
-                       f"{name} inside mt.function {self.name})")
-            raise
-        forward = op.attrs.get("_forward_outputs") or \
-            tuple(self._forward_value(y) for y in op.outputs)
-        return Operation("IdentityN", op.inputs, op.outputs,
-                         {"_gradient_op_type": key, "num_inputs": op.attrs["num_inputs"],
-                          "_forward_outputs": tuple(forward), "_captures": tuple(captures)},
-                         name)
-
-    def _forward_value(self, output):
-        """The tensor a custom_gradient output copies: the engine makes each output
-        `Tensor(y._value)` from the function's result y, so y is the latest tensor
-        of this trace holding that very array (or a variable's, or a constant)."""
-        y = self._by_array.get(id(output._value))
-        if y is not None:
-            return y
-        for v in self._variables.values():
-            if v._value is output._value:
-                return v
-        return Tensor(output._value)  # a constant: no recorded op made it
-
-    def _trace_backward(self, name, rule, op):
-        """Trace `rule(op, *upstream)` on upstream placeholders shaped like the
-        op's outputs; values of this trace it uses become captures."""
-        child = Tracer(f"{self.name}/{name}_grad", parent=self)
-        upstream = [child.placeholder(Tensor(np.ones(y.shape, y.dtype))) for y in op.outputs]
-        with child.active():
-            grads = rule(op, *upstream)
-        grads = list(grads) if isinstance(grads, (list, tuple)) else [grads]
-        if len(grads) != len(op.inputs):
-            raise ValueError(f"custom_gradient {name}: the gradient function returned "
-                             f"{len(grads)} gradient(s) for {len(op.inputs)} input(s) "
-                             "and variable(s)")
-        graph = child.build(grads)
-        return register_gradient_graph(graph), list(child._captures)
-
-    # --- building the graph ---------------------------------------------------------
     def build(self, outputs, args=None):
         """Turn the recorded ops into a Graph returning `outputs` (a structure)."""
-        self._settle()
-        local = {t._id for t in self._placeholders} | {t._id for t in self._captures}
-        pending = []  # the output ids of each node, numbered at the end
-        reads = {}    # (variable id, assignment index or None) -> its read node
-        after = {}    # op index -> the read nodes that follow it
-
-        def ref(t):
-            if isinstance(t, Variable):
-                return Ref("v", t)
-            if t._id in local:
-                return Ref("id", t._id)
-            v = self._variable(t._id)
-            if v is not None:
-                version = self._versions.get(id(t._value)) if v._id in self._assigned \
-                    else None
-                if version is None:
-                    return Ref("v", v)
-                return Ref("id", snapshot_read(v, version[1]))
-            if self._capture(t):  # a value of the enclosing trace
-                local.add(t._id)
-                return Ref("id", t._id)
-            return Ref("c", frozen(t._value))
-
-        def snapshot_read(v, index):
-            """A read of an assigned variable is an Identity node where it was
-            read: before the first assignment, or just after the assignment that
-            gave the value, so later assignments do not change it."""
-            key = ("read", v._id, index)
-            if key not in reads:
-                reads[key] = Node(IDENTITY.op_type, f"{v.name.split(':')[0]}/read",
-                                  [Ref("v", v)], {}, [TensorSpec(v.shape, v.dtype)])
-                after.setdefault(-1 if index is None else index, []).append(key)
-            return key
-
-        entries = []  # (op index, node, its output ids)
-        for index, op in enumerate(self._ops):
-            attrs = op.attrs or {}
-            if op.type == "IdentityN":
-                if "_gradient_op_type" not in attrs or "_forward_outputs" not in attrs:
-                    raise NotImplementedError(
-                        f"mt.function {self.name}: an IdentityN op without a traced "
-                        "gradient cannot be traced")
-                node_attrs = {"num_inputs": int(attrs["num_inputs"]),
-                              "gradient": attrs["_gradient_op_type"],
-                              "forward": [ref(t) for t in attrs["_forward_outputs"]],
-                              "captures": [ref(t) for t in attrs["_captures"]]}
-            elif op.type == "AssignVariableOp":
-                node_attrs = dict(attrs)
-            else:
-                opdef = OPS.get(op.type)
-                if opdef is None:
-                    raise NotImplementedError(
-                        f"mt.function {self.name}: op type {op.type!r} (operation "
-                        f"{op.name!r}) cannot be traced: minitape knows how to replay "
-                        "only its built-in ops")
-                node_attrs = opdef.from_op(op)
-            inputs = [ref(t) for t in op.inputs]
-            specs = [TensorSpec(y.shape, y.dtype) for y in op.outputs]
-            entries.append((index, Node(op.type, op.name, inputs, node_attrs, specs,
-                                        role=self._roles.get(op)),
-                            [y._id for y in op.outputs]))
-            local.update(y._id for y in op.outputs)
-
-        def leaf(x):
-            if x is None:
-                return None
-            if isinstance(x, TensorLike):
-                return ref(x)
-            if isinstance(x, (bool, int, float, complex, str, bytes, np.ndarray, np.generic)):
-                return Ref("c", frozen(convert_to_tensor(x)._value))
-            raise TypeError(f"mt.function {self.name} returned a {type(x).__name__} "
-                            f"({x!r}); a function may return tensors, variables, numbers "
-                            "and None, in lists, tuples and dicts")
-
-        out_structure = map_structure(outputs, leaf)
-        nodes = [reads[key] for key in after.get(-1, ())]
-        pending = [[key] for key in after.get(-1, ())]
-        for index, node, ids in entries:
-            nodes.append(node)
-            pending.append(ids)
-            for key in after.get(index, ()):
-                nodes.append(reads[key])
-                pending.append([key])
-        # Number the values: placeholders, captures, then each node's outputs.
-        number = {}
-        for t in self._placeholders + self._captures:
-            number[t._id] = len(number)
-        for ids in pending:
-            for i in ids:
-                number[i] = len(number)
-
-        def renumber(r):
-            return Ref("t", number[r.x]) if r.kind == "id" else r
-
-        for node in nodes:
-            node.inputs = [renumber(r) for r in node.inputs]
-            if node.op == "IdentityN":
-                node.attrs["forward"] = [renumber(r) for r in node.attrs["forward"]]
-                node.attrs["captures"] = [renumber(r) for r in node.attrs["captures"]]
-        out_structure = map_structure(out_structure, lambda r: None if r is None
-                                       else renumber(r))
-        specs = [TensorSpec(t.shape, t.dtype) for t in self._placeholders + self._captures]
-        graph = Graph(self.name, specs, nodes, out_structure,
-                      num_captures=len(self._captures), args=args)
-        graph.value_inputs = dict(self._value_inputs)
-        graph.shape_specific = self._shape_specific
-        return graph
+        self.variables.settle()
+        return GraphWriter(self).graph(outputs, args)
 
 
 def shapes_matter():
@@ -430,25 +248,10 @@ def shapes_matter():
         if tracer.is_trace:
             while tracer.parent is not None:
                 tracer = tracer.parent
-            tracer._shape_specific = True
-
-
-def map_structure(s, fn):
-    if isinstance(s, dict):
-        return {k: map_structure(v, fn) for k, v in s.items()}
-    if isinstance(s, tuple) and hasattr(s, "_fields"):
-        return tuple(map_structure(v, fn) for v in s)
-    if isinstance(s, (list, tuple)):
-        return type(s)(map_structure(v, fn) for v in s)
-    return fn(s)
+            tracer.shape_specific = True
 
 
 def show(value):
-    text = np.array2string(np.asarray(value), threshold=8)
-    return text if len(text) <= 80 else text[:77] + "..."
-
-
-def frozen(value):
-    array = np.array(value)
-    array.flags.writeable = False
-    return array
+    """A tensor's value (an array or a NumPy scalar) as short text, as NumPy prints
+    it; `arguments._show` prints what is not an array as its repr."""
+    return arguments._show(np.asarray(value))

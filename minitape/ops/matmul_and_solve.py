@@ -18,12 +18,11 @@ import numpy as np
 from ..core.registry import batch_ndim
 from .broadcasting import lift, unbroadcast
 from .complex import conj
-from .operands import (attr_bool, constant_like, emit, float_input, operands, tangent_batch,
-                   tensor_input)
+from .operands import (attr_bool, emit, float_input, operands, tensor_input)
 from .declaration import declare
-from .products import LETTERS, matrix_product_rules, parse_subscripts
+from .products import Contraction, contraction_rules, matrix_product_rules
 from .shapes import matrix_transpose
-from .zero_times_inf import moved_product
+from .subscripts import parse_subscripts
 
 
 def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_b=False,
@@ -280,13 +279,6 @@ declare("MatrixInverse", _inv_grad, _inv_jvp,
 
 # --- einsum ------------------------------------------------------------------
 
-def _moved_product(z, equation, xs, moving, structural=()):
-    """`z` = einsum(equation, *xs), with each NaN product whose factor from
-    xs[moving] (or from a `structural` identity matrix) is 0 counted as 0."""
-    ins, out = parse_subscripts(equation, [x.ndim for x in xs])
-    return moved_product(z, ins, out, xs, moving, structural)
-
-
 def einsum(equation, *inputs, name=None, **kwargs):
     """Einstein summation, e.g. `mt.einsum('bxby->bxy', j)` (repeated letters
     in an input take a diagonal)."""
@@ -312,68 +304,6 @@ def einsum(equation, *inputs, name=None, **kwargs):
                 {"equation": explicit, "inputs": ins, "output": out}, name)
 
 
-def _einsum_grad(op, grad):
-    """The gradient for input i is itself an einsum: of the upstream gradient
-    with every other input, producing input i's subscripts. Two fix-ups:
-    a letter only input i has (summed away by it alone) comes back through a
-    vector of ones, and a repeated letter (a diagonal, as in 'bxby') is written
-    out through an identity matrix. Complex operands are conjugated (TensorFlow's
-    convention; conj of a real tensor is the tensor itself)."""
-    ins, out = op.attrs["inputs"], op.attrs["output"]
-    used = set("".join(ins) + out)
-    fresh = iter([c for c in LETTERS if c not in used])
-    batch = "".join(next(fresh) for _ in range(batch_ndim(op, grad)))
-    sizes = {c: n for s, x in zip(ins, op.inputs) for c, n in zip(s, x.shape)}
-    dtype = grad.dtype
-    grads = []
-    for i, sub in enumerate(ins):
-        if not op.needs[i]:
-            grads.append(None)
-            continue
-        terms = [(batch + out, grad)] + [(s, conj(x)) for j, (s, x) in
-                                         enumerate(zip(ins, op.inputs)) if j != i]
-        present = set("".join(s for s, _ in terms))
-        for c in dict.fromkeys(sub):
-            if c not in present:
-                terms.append((c, constant_like(np.ones(sizes[c], dtype))))
-        result, seen, eyes = "", set(), []
-        for c in sub:
-            if c in seen:
-                d = next(fresh)
-                eyes.append(len(terms))
-                terms.append((c + d, constant_like(np.eye(sizes[c], dtype=dtype))))
-                result += d
-            else:
-                seen.add(c)
-                result += c
-        equation = ",".join(s for s, _ in terms) + "->" + batch + result
-        operands_ = [t for _, t in terms]
-        # a zero upstream gradient drops its products (see _moved_product)
-        grads.append(_moved_product(einsum(equation, *operands_), equation, operands_, 0,
-                                    structural=eyes))
-    return grads
-
-
-def _einsum_jvp(op, *tangents):
-    """Einsum is linear in each operand, so its tangent is a sum of einsums:
-    for each operand with a tangent, the same equation with that operand
-    replaced by its tangent (whose batch letters go to the output too)."""
-    ins, out = op.attrs["inputs"], op.attrs["output"]
-    used = set("".join(ins) + out)
-    fresh = [c for c in LETTERS if c not in used]
-    batch = "".join(fresh[:len(tangent_batch(op, tangents))])
-    total = None
-    for i, t in enumerate(tangents):
-        if t is None:
-            continue
-        subs = [batch + s if j == i else s for j, s in enumerate(ins)]
-        xs = [t if j == i else x for j, x in enumerate(op.inputs)]
-        equation = ",".join(subs) + "->" + batch + out
-        term = _moved_product(einsum(equation, *xs), equation, xs, i)  # zero tangents drop
-        total = term if total is None else total + term
-    return total
-
-
 def _einsum_shape(shapes, attrs, declared):
     """(output shape, element operations): NumPy's einsum without `optimize`
     loops over every combination of the distinct indices."""
@@ -396,7 +326,15 @@ def _einsum_shape(shapes, attrs, declared):
     return (tuple(sizes[c] for c in out),), len(shapes) * math.prod(sizes.values())
 
 
-declare("Einsum", _einsum_grad, _einsum_jvp, arity=None,
+# z = einsum(ins -> out, x_0, ..., x_n) is linear in each operand: the gradient
+# for x_i is g contracted with the other operands, the output's and x_i's
+# subscripts swapped; the tangent is the sum over i of the contraction with
+# t_i in place of x_i (products.py applies conjugation, the masks of zero
+# times inf, skipped inputs and batch dimensions)
+declare("Einsum", *contraction_rules(
+            lambda g, xs, i: Contraction([g] + xs[:i] + xs[i + 1:], xs[i].letters),
+            lambda z, xs, i, t: Contraction(xs[:i] + [t] + xs[i + 1:], z.letters), einsum),
+        arity=None,
         replay=lambda xs, attrs, out_shapes: einsum(attrs["equation"], *xs),
         attrs_of=lambda op: {"equation": op.attrs["equation"]}, shape=_einsum_shape,
         line="np.einsum({equation}, {inputs})",

@@ -1,4 +1,5 @@
-"""Matrix products declared by their adjoints: matmul's rule reads g @ bᴴ and aᴴ @ g.
+"""Products declared by their adjoints: matmul's rule reads g @ bᴴ and aᴴ @ g,
+einsum's reads as the same contraction with two subscripts swapped.
 
 z = a @ b is linear in each operand. Its gradient with respect to one operand
 is the upstream gradient g carried back through the product with the other:
@@ -8,29 +9,42 @@ is the upstream gradient g carried back through the product with the other:
 (ᴴ, the conjugate transpose, is TensorFlow's convention for complex numbers,
 `conjugation.py`; for real matrices it is the transpose.) Its JVP follows from
 being linear in each: dz = da @ b + a @ db. A declaration gives the two
-gradients as expressions of `Operand`s, and this module makes the rules,
-applying each policy once:
+gradients as expressions of `Operand`s, and this module makes the rules.
 
-- the transpose flags: the op computes op(a) @ op(b), op a transpose where
-  its flag says so, and an Operand is the matrix as the op reads it. The
-  gradient of an operand stored transposed is the transpose of its product,
-  written by swapping the factors ((x @ y)ᵀ = yᵀ @ xᵀ): no transpose op is
-  ever made, only the product's own flags;
+An einsum z = einsum(ins -> out, x_0, ..., x_n) is linear in each operand
+too: the gradient for x_i is the contraction of g with the other operands,
+the output's and x_i's subscripts swapped, and the tangent is the sum over i
+of the contraction with the tangent t_i in place of x_i. A declaration gives
+both as `Contraction`s of Operands (`contraction_rules`).
+
+The rules apply each policy once:
+
+- the transpose flags (matmul): the op computes op(a) @ op(b), op a
+  transpose where its flag says so, and an Operand is the matrix as the op
+  reads it. The gradient of an operand stored transposed is the transpose of
+  its product, written by swapping the factors ((x @ y)ᵀ = yᵀ @ xᵀ): no
+  transpose op is ever made, only the product's own flags;
+- complex conjugates (`conjugation.py`): a contraction's gradient is
+  evaluated at conjugated operands, as a row's partials are (a matmul's names
+  its adjoint itself: bᴴ);
 - zero times inf (`zero_times_inf.moved_product`): the products of a zero
   upstream gradient (or tangent) count 0, even next to an inf;
 - skipped inputs (`skipping.py`) and batch dimensions: a gradient is summed
   back to its operand's shape, the upstream's leading batch dims kept
-  (`broadcasting.unbroadcast`), and tangents are shaped to broadcast (`lift`).
+  (`broadcasting.unbroadcast`; an einsum's keeps them as leading letters),
+  and tangents are shaped to broadcast (`lift`).
 
-`parse_subscripts` (einsum's subscripts with `...` written out) is here too:
-the masks name each product's factors by their letters.
+A contraction's swapped subscripts are written so that NumPy's einsum
+computes them (`subscripts.written`), and the masks name each product's
+factors by their letters (`subscripts.parse_subscripts`).
 """
+from ..core.registry import batch_ndim
 from .broadcasting import lift, unbroadcast
 from .complex import conj
+from .operands import tangent_batch
 from .skipping import needs
+from .subscripts import fresh_letters, parse_subscripts, written
 from .zero_times_inf import moved_product
-
-LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"  # string.ascii_letters
 
 
 class Operand:
@@ -66,37 +80,6 @@ class Product:
     @property
     def T(self):
         return Product(self.right.T, self.left.T)
-
-
-def parse_subscripts(equation, ndims, op_name="einsum"):
-    """Explicit subscripts for each input and the output, with '...' replaced
-    by fresh letters, e.g. 'bxby->bxy' -> (['bxby'], 'bxy')."""
-    eq = equation.replace(" ", "")
-    lhs, arrow, out = eq.partition("->")
-    ins = lhs.split(",")
-    if len(ins) != len(ndims):
-        raise ValueError(f"{op_name}: equation {equation!r} names {len(ins)} operand(s), "
-                         f"got {len(ndims)}")
-    used = set(eq) - set(".,->")
-    fresh = [c for c in LETTERS if c not in used]
-    n_ell = max([nd - (len(s) - 3) for s, nd in zip(ins, ndims) if "..." in s] or [0])
-    ell = "".join(fresh[:n_ell])
-    expanded = []
-    for s, nd in zip(ins, ndims):
-        if "..." in s:
-            k = nd - (len(s) - 3)
-            s = s.replace("...", ell[n_ell - k:] if k else "")
-        if len(s) != nd or not all(c in LETTERS for c in s):
-            raise ValueError(f"{op_name}: subscripts {s!r} do not fit an operand of rank {nd} "
-                             f"in {equation!r}")
-        expanded.append(s)
-    if not arrow:  # implicit output: the letters used once, in alphabetical order
-        joined = "".join(expanded)
-        out = ell + "".join(sorted(c for c in set(joined) if joined.count(c) == 1
-                                   and c not in ell))
-    else:
-        out = out.replace("...", ell)
-    return expanded, out
 
 
 def _masked(z, product, letters, moving):
@@ -151,3 +134,69 @@ def matrix_product_rules(gradients, matmul):
             total = term if total is None else total + term
         return total
     return gradient, jvp
+
+
+class Contraction:
+    """einsum of `operands` (Operands, each with its subscripts) to `letters`,
+    not computed yet."""
+
+    __slots__ = ("operands", "letters")
+
+    def __init__(self, operands, letters):
+        self.operands, self.letters = list(operands), letters
+
+
+def contraction_rules(gradient, tangent, einsum):
+    """(gradient, jvp) of z = einsum(ins -> out, *xs) (attributes `inputs` and
+    `output`), from `gradient(g, xs, i)`, operand i's gradient, and
+    `tangent(z, xs, i, t)`, the tangent's term for operand i, each a
+    Contraction of the Operands g (the upstream, with z's letters), xs (the
+    operands) and t (operand i's tangent, with its letters). The result's
+    letters get the batch letters in front. `einsum(equation, *tensors)`
+    computes a contraction."""
+    def operands(op):
+        return [Operand(x, False, s) for x, s in zip(op.inputs, op.attrs["inputs"])]
+
+    def computed(contraction, moving, batch, fresh, sizes, dtype):
+        """The contraction, masked where `moving`'s zeros meet an inf."""
+        terms, result, eyes = written([(f.letters, f.tensor) for f in contraction.operands],
+                                      contraction.letters, sizes, fresh, dtype)
+        ins, out = [s for s, _ in terms], batch + result
+        tensors = [t for _, t in terms]
+        z = einsum(",".join(ins) + "->" + out, *tensors)
+        position = next(k for k, f in enumerate(contraction.operands) if f is moving)
+        return moved_product(z, ins, out, tensors, position, structural=eyes)
+
+    def gradient_rule(op, grad):
+        xs = operands(op)
+        out = op.attrs["output"]
+        fresh = iter(fresh_letters(*op.attrs["inputs"], out))
+        batch = "".join(next(fresh) for _ in range(batch_ndim(op, grad)))
+        g = Operand(grad, False, batch + out)
+        sizes = {c: n for x in xs for c, n in zip(x.letters, x.tensor.shape)}
+        wanted = needs(op)
+        grads = []
+        for i in range(len(xs)):
+            if not wanted[i]:
+                grads.append(None)
+                continue
+            contraction = gradient(g, xs, i)
+            contraction.operands = [f if f is g else Operand(conj(f.tensor), False, f.letters)
+                                    for f in contraction.operands]  # at conjugated values
+            grads.append(computed(contraction, g, batch, fresh, sizes, grad.dtype))
+        return grads
+
+    def jvp(op, *tangents):
+        xs = operands(op)
+        z = Operand(op.outputs[0], False, op.attrs["output"])
+        batch = "".join(fresh_letters(*op.attrs["inputs"], z.letters)
+                        [:len(tangent_batch(op, tangents))])
+        total = None
+        for i, t in enumerate(tangents):
+            if t is None:
+                continue
+            dx = Operand(t, False, batch + xs[i].letters)
+            term = computed(tangent(z, xs, i, dx), dx, batch, iter(()), {}, t.dtype)
+            total = term if total is None else total + term
+        return total
+    return gradient_rule, jvp

@@ -103,7 +103,7 @@ def _identity_grad(op, grad):
     return grad
 
 
-# (a traced function's read of a variable is an Identity node: functions/tracing.py)
+# (a traced function's read of a variable is an Identity node: functions/trace_graph.py)
 IDENTITY = declare("Identity", _identity_grad, _identity_grad,  # the identity is its own JVP
         replay=lambda xs, attrs, out_shapes: identity(xs[0]), shape=elementwise_shape,
         dtype=first_input_dtype, simplify={"unchanged": gives_its_input}, rank_free=True,

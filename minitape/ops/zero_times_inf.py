@@ -38,11 +38,11 @@ import numpy as np
 
 from ..core.context import state
 from ..core.registry import batch_ndim
-from ..core.tensor import Tensor
 from .broadcasting import full_tangent, unbroadcast
 from .complex import conj
 from .operands import NUMBER_SCALARS, emit, tangent_batch
 from .declaration import declare
+from .subscripts import LETTERS, fresh_letters, written
 
 # --- when the masks apply ------------------------------------------------------------
 
@@ -234,7 +234,6 @@ declare("ZeroWhereUnmoved", _zero_where_unmoved_grad, _zero_where_unmoved_jvp,
 
 # --- sums of products: the ops AllFinite and UnmovedEinsum ------------------------------
 
-_LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"  # string.ascii_letters
 _SLICE = 2 ** 22  # products held in memory at once; larger contractions go in slices
 MODES = ("select", "if_masked", "if_plain")
 
@@ -262,7 +261,7 @@ def parse(equation, shapes, factors, masks, mode, z_shape=None):
     """The letters of an UnmovedEinsum (its subscripts, output, and each
     letter's size) from its attributes and input shapes, or ValueError."""
     if not isinstance(equation, str) or equation.count("->") != 1 or \
-            not set(equation) <= set(_LETTERS + ",->"):
+            not set(equation) <= set(LETTERS + ",->"):
         raise ValueError(f"equation {equation!r:.60} is not explicit einsum subscripts")
     lhs, out = equation.split("->")
     ins = lhs.split(",")
@@ -431,8 +430,7 @@ def _unmoved_einsum_grad(op, grad):
     mode = op.attrs["mode"]
     first = len(op.inputs) - len(operands)
     nb = batch_ndim(op, grad)
-    used = set("".join(ins) + out)
-    fresh = iter([c for c in _LETTERS if c not in used])
+    fresh = iter(fresh_letters(*ins, out))
     batch = "".join(next(fresh) for _ in range(nb))
     grads = [None] * len(op.inputs)
     if mode == "if_plain":
@@ -451,21 +449,9 @@ def _unmoved_einsum_grad(op, grad):
                 if i in masks:
                     new_masks.append(len(terms))
                 terms.append((ins[i], conj(operands[i])))
-        present = set("".join(s for s, _ in terms))
         x = operands[j]
-        for c in dict.fromkeys(ins[j]):
-            if c not in present:
-                terms.append((c, Tensor(np.ones(sizes.get(c, 1), x.dtype))))
-        result, seen = "", set()
-        for c in ins[j]:
-            if c in seen:
-                d = next(fresh)
-                new_masks.append(len(terms))
-                terms.append((c + d, Tensor(np.eye(sizes.get(c, 1), dtype=x.dtype))))
-                result += d
-            else:
-                seen.add(c)
-                result += c
+        terms, result, eyes = written(terms, ins[j], sizes, fresh, x.dtype)
+        new_masks += eyes
         n_factors = len(terms)
         for m in masks:
             if m == j or m >= factors:
@@ -487,8 +473,7 @@ def _unmoved_einsum_jvp(op, *tangents):
     mode = op.attrs["mode"]
     first = len(op.inputs) - len(operands)
     batch_shape = tangent_batch(op, tangents)
-    used = set("".join(ins) + out)
-    batch = "".join([c for c in _LETTERS if c not in used][:len(batch_shape)])
+    batch = "".join(fresh_letters(*ins, out)[:len(batch_shape)])
     total = []
     if mode in ("select", "if_plain") and tangents[1] is not None:
         total.append(_plain(finite, batch, out,
