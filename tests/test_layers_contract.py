@@ -6,7 +6,7 @@ import re
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 CORE_ROWS = 5  # "The first five are the walk": core/ without its interface, recorder.py
 CORE_INTERFACE = "minitape/core/recorder.py"  # the sixth row, outside the budget
-CORE_LIMIT = 800
+CORE_LIMIT = 860  # 800 before the plain walk (issue 32) added its 59 lines
 
 
 def _lines(path):
