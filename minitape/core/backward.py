@@ -95,12 +95,10 @@ class BackwardPass:
                     prev = grads.get(xid)
                     grads[xid] = g if prev is None else prev + g
                 p = producer.get(xid)
-                if p is not None:
-                    left = pending.get(p.seq)
-                    if left is not None:  # p is on the way: one consumer of p is done
-                        pending[p.seq] = left - 1
-                        if left == 1:     # all of them: p's gradient is complete
-                            ready.append(p)
+                if p is not None and p.seq in pending:
+                    pending[p.seq] -= 1          # one consumer of p is done
+                    if pending[p.seq] == 0:      # all of them: p's gradient is complete
+                        ready.append(p)
 
     def run(self):
         """Every step; the gradients by tensor id (as tensors)."""
