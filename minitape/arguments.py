@@ -25,6 +25,20 @@ def _show(value):
     return text if len(text) <= 80 else text[:77] + "..."
 
 
+class Text:
+    """Text made only when it is shown: `what` an error message names, written
+    by `make()` when an f-string shows it. A check that passes (an assignment,
+    every step of a training loop) never formats a dtype or a shape."""
+
+    __slots__ = ("make",)
+
+    def __init__(self, make):
+        self.make = make
+
+    def __str__(self):
+        return self.make()
+
+
 def integer(op_name, what, value):
     """`value` as a Python int, or a TypeError naming the op and the argument."""
     if type(value) is int:  # the common case first: ops check their arguments on every call

@@ -209,8 +209,9 @@ class Variable(TensorLike):
     def value(self):
         return self.read_value()
 
-    def _what(self, op):
-        return f"Variable.{op} of '{self.name}' (dtype {self.dtype}, shape {self.shape})"
+    def _what(self, op):  # (written out only if an error message shows it)
+        return arguments.Text(lambda: f"Variable.{op} of '{self.name}' "
+                                      f"(dtype {self.dtype}, shape {self.shape})")
 
     def _new_value(self, value, op):
         """Check a new value fully before anything changes (a failed assign changes

@@ -15,6 +15,8 @@ NumPy's einsum cannot write two of the swapped equations as they stand:
 `written` does both, for einsum's rules (`products.py`) and for the rules of
 the masked contraction (`zero_times_inf.py`), whose operands are alike.
 """
+import functools
+
 import numpy as np
 
 from ..core.tensor import Tensor
@@ -31,6 +33,12 @@ def fresh_letters(*used):
 def parse_subscripts(equation, ndims, op_name="einsum"):
     """Explicit subscripts for each input and the output, with '...' replaced
     by fresh letters, e.g. 'bxby->bxy' -> (['bxby'], 'bxy')."""
+    ins, out = _parsed(equation, tuple(ndims), op_name)
+    return list(ins), out
+
+
+@functools.lru_cache(maxsize=512)  # (a rule parses the same few equations every step)
+def _parsed(equation, ndims, op_name):
     eq = equation.replace(" ", "")
     lhs, arrow, out = eq.partition("->")
     ins = lhs.split(",")
@@ -55,7 +63,7 @@ def parse_subscripts(equation, ndims, op_name="einsum"):
                                    and c not in ell))
     else:
         out = out.replace("...", ell)
-    return expanded, out
+    return tuple(expanded), out
 
 
 def written(terms, letters, sizes, fresh, dtype):
