@@ -587,6 +587,33 @@ def test_a_seed_times_an_unchecked_value_stays_a_matmul():
     assert "seed_product" not in fast.experimental_get_compiler_ir()()
 
 
+def test_a_jacobian_of_one_columns_seed_is_the_weights_transposed_laid_out_for_its_reader():
+    """W6 with W an argument: d tanh(W x) / dx by forward mode meets the seed
+    of x (64 one-hot columns of one entry each, n = 1) in W @ E, which is Wᵀ:
+    no zeros, no copy (a view of W), and the ops after it keep its layout, so
+    the Jacobian the program returns (its final transpose) is row-major, as
+    `.numpy()` reads it. An inf in W fails the check: eager's numbers."""
+    def w6(w, x):
+        with mt.GradientTape() as tape:
+            tape.watch(x)
+            y = mt.tanh(mt.reshape(w @ mt.reshape(x, (x.shape[0], 1)), (w.shape[0],)))
+        return tape.jacobian(y, x)
+    rng = np.random.default_rng(6)
+    w = mt.constant(rng.standard_normal((300, 8)).astype(np.float32))
+    x = mt.constant(rng.standard_normal(8).astype(np.float32))
+    fast = compiled(w6)
+    source = fast.experimental_get_compiler_ir(w, x)()
+    assert "seed_product(w, n)" in source, source
+    got = fast(w, x)
+    assert got._value.flags["C_CONTIGUOUS"] and got.shape == (300, 8)
+    np.testing.assert_array_equal(got.numpy(), w6(w, x).numpy())
+    bad = w.numpy()
+    bad[3, 5] = np.inf
+    bad = mt.constant(bad)
+    np.testing.assert_array_equal(fast(bad, x).numpy(), w6(bad, x).numpy())
+    assert np.isnan(w6(bad, x).numpy()[3]).any()  # eager: inf * 0 along W's row
+
+
 @settings(max_examples=60, deadline=None, derandomize=True)
 @given(st.integers(0, 3), st.integers(1, 3), st.integers(1, 4), st.integers(0, 2 ** 12))
 def test_seed_product_gives_the_matmuls_numbers(i, m, n, seed):

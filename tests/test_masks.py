@@ -501,3 +501,30 @@ def test_atan2_second_derivatives_at_the_origin_are_nan_both_ways():
     h = [(-2 * x * y + y * y - x * x) / 25, (y * y - x * x + 2 * x * y) / 25]
     got = second_derivatives(f)(c([y, x])).numpy()
     np.testing.assert_allclose(got, [h, h], rtol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64", "complex64", "complex128"])
+def test_the_finiteness_checks_see_every_inf_and_nan(dtype):
+    """`all_finite`, `has_nan` and compiled programs' `check_finite` read one
+    square sum (BLAS's dot): an inf or NaN anywhere, in any layout, is seen;
+    finite values are finite unless their squares overflow (then the masks
+    run for nothing, which changes no number)."""
+    from minitape.compiling.zero_times_inf import MasksNeeded, check_finite
+    from minitape.ops.zero_times_inf import all_finite, has_nan
+    base = np.arange(24, dtype=dtype).reshape(4, 6) / 7
+    views = lambda a: (a, a.T, a[:, ::2], a[1:2, 3:4].reshape(()))  # noqa: E731
+    for v in views(base):
+        assert all_finite(v) and not has_nan(v) and check_finite(v)
+    for bad, nan in ((np.inf, False), (-np.inf, False), (np.nan, True)):
+        a = base.copy()
+        a[1, 4] = bad
+        for v in views(a)[:3]:
+            assert not all_finite(v)
+            # (complex: an infinite part may read as a NaN too, and the masks then change nothing)
+            assert has_nan(v) if nan or v.dtype.kind == "c" else not has_nan(v)
+            with pytest.raises(MasksNeeded):
+                check_finite(v)
+    if dtype.startswith("complex"):
+        a = base.copy()
+        a[2, 2] = complex(0, np.inf)
+        assert not all_finite(a)
