@@ -18,15 +18,9 @@ import numpy as np
 from .. import arguments
 from ..graph import Ref, pack_outputs, show_constant
 from .zero_times_inf import MasksNeeded
-from ..core.tensor import Tensor, Variable, assigning
+from ..core.tensor import Tensor, Variable, assigning, frozen
 
 # --- what a program's assignment lines call ------------------------------------------
-
-def frozen(value, dtype):
-    array = np.array(value, dtype=dtype)
-    array.flags.writeable = False
-    return array
-
 
 def assign(variable, value):
     variable._value = frozen(value, variable.dtype)

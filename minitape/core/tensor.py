@@ -261,8 +261,8 @@ def snapshot(variable):
     return t
 
 
-def frozen(value):
-    array = np.array(value)  # a private, read-only copy: a variable's value, a graph's constant
+def frozen(value, dtype=None):
+    array = np.array(value, dtype)  # a private, read-only copy: a variable's value, a constant
     array.flags.writeable = False
     return array
 
