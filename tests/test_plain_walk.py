@@ -77,3 +77,22 @@ def test_no_plain_walk_where_a_recorder_listens():
     assert isinstance(g, mt.Tensor)
     np.testing.assert_allclose(outer.gradient(g, x).numpy(),
                                2 * np.cos(0.5) - 0.5 * np.sin(0.5), rtol=1e-6)
+
+
+def test_a_rule_registered_again_loses_its_old_plain_twin():
+    """Re-running a definition replaces its rule; a plain twin made for the old
+    rule must not outlive it (the walk would run the old rule on values)."""
+    from minitape.core import registry
+
+    def rule(op, g):
+        return g
+    rule.plain = lambda op, g, wanted: (g,)
+    try:
+        registry.RegisterGradient("PlainTwinProbe", batch_safe=True)(rule)
+        probe = mt.core.tape_entries.Operation("PlainTwinProbe", (), ())
+        assert registry.lookup_plain(probe) is rule.plain
+        del rule.plain
+        registry.RegisterGradient("PlainTwinProbe", batch_safe=True)(rule)
+        assert registry.lookup_plain(probe) is None
+    finally:
+        registry.unregister("PlainTwinProbe")

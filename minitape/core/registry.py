@@ -45,6 +45,7 @@ class RegisterGradient:
             raise KeyError(f"Registering two gradient with name '{self._op_type}'! "
                            f"(already registered: {_qualname(old[0])})")
         _rules[self._op_type] = (fn, self._batch_safe)
+        _plain_rules.pop(self._op_type, None)  # (a rule registered again: its old twin goes)
         plain = getattr(fn, "plain", None) if self._batch_safe else None
         if plain is not None:
             _plain_rules[self._op_type] = plain
