@@ -222,17 +222,11 @@ def _tangent_times(t, partial, at, masked):
 
 # --- the same on plain values, for a walk nothing records (see the module docstring) ----
 
-def _wrapped(g):
-    t = _new_tensor(Tensor)
-    t._value, t._id = g, new_id()
-    return t
-
-
 def _plain_times(g, partial, at, masked):
     """The NumPy value g times the partial (evaluated at the tensors `at`),
     masked, as `_chained` computes it on tensors."""
     if type(partial) is chain:
-        term = partial.fn(_wrapped(g), *at)._value
+        term = partial.fn(Tensor(g), *at)._value
         return moved_value(g, term) if masked else term
     p = partial(*at)
     if type(p) is Tensor:
@@ -253,7 +247,7 @@ def _plain_times(g, partial, at, masked):
 def _via_tensors(gradient, op, g):
     """The tensor rule's results as values (complex inputs: conjugation is
     done on tensors)."""
-    results = gradient(op, _wrapped(g))
+    results = gradient(op, Tensor(g))
     if type(results) is Tensor:  # (a unary rule returns its one gradient)
         return (results._value,)
     return tuple(None if r is None else r._value for r in results)

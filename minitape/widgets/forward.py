@@ -32,6 +32,7 @@ from ..autodiff import ForwardAccumulator
 from ..core.context import state
 from ..tape_jacobians import GradientTape  # the tape with jacobian attached
 from ..core.recorder import Recorder
+from ..core.tensor import Variable
 from .compat import interactive_with_data, show_figure
 
 __all__ = ["count_numbers", "jacobian_work", "auto_direction", "jacobian_time", "tanh_layer",
@@ -130,7 +131,6 @@ def jacobian_time(n, m, direction="auto"):
 def second_order_loss(k, seed=0):
     """A loss of N = k * k parameters: L(W) = mean(tanh(X @ W) ** 2) with X of
     shape (8, k). Returns (loss_fn, W, v): W a Variable, v a direction like W."""
-    from ..core.tensor import Variable
     rng = np.random.default_rng(seed)
     inputs = ops.convert_to_tensor(rng.standard_normal((8, k)).astype(np.float32))
     w = Variable((rng.standard_normal((k, k)) / np.sqrt(k)).astype(np.float32))
