@@ -272,8 +272,10 @@ def test_10_zero_tangent_times_an_infinite_slope():
 
 
 def test_07_the_gradient_and_the_summed_jacobian_differ_in_the_last_bits():
-    """07_jacobians: "TensorFlow prints a `delta` of a few 1e-7 (`1.2e-07` to
-    `4.8e-07`, depending on the random layer)"."""
+    """07_jacobians: "TensorFlow prints a `delta` of at most a few 1e-7 (`6.0e-08`
+    to `4.8e-07` in our runs)". The same seed gives different deltas from run to
+    run (1.2e-07 or 2.4e-07; 6.0e-08 once in CI): TensorFlow's threads split the
+    sums differently, so only the bound and a nonzero delta are checked."""
     deltas = []
     for seed in range(6):
         tf.random.set_seed(seed)
@@ -284,7 +286,7 @@ def test_07_the_gradient_and_the_summed_jacobian_differ_in_the_last_bits():
         j = tape.jacobian(y, layer.kernel)
         g = tape.gradient(y, layer.kernel)
         deltas.append(float(tf.reduce_max(abs(g - tf.reduce_sum(j, axis=[0, 1])))))
-    assert all(1e-7 < d < 5e-7 for d in deltas), deltas
+    assert max(deltas) > 0 and all(d < 5e-7 for d in deltas), deltas
 
 
 def test_08_the_tape_has_no_hessian_method():
